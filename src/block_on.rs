@@ -1,0 +1,82 @@
+//! [`block_on`]: drive a future to completion on the calling thread.
+//!
+//! Invariants:
+//! - The thread sleeps on a crossbeam-utils `Parker` between polls and is polled again only
+//!   after its waker was woken (a wake during a poll leaves a token, so it is never lost).
+//! - Each thread reuses one parker and waker; a nested `block_on` (inside a future that an outer
+//!   `block_on` polls) gets a fresh pair, so the two never steal each other's wakes.
+//! - Called on a crew worker thread, it first hands that worker's core (its LIFO slot and
+//!   deque) to a fresh thread, which keeps running the pool; the calling thread then blocks like
+//!   any other. Nested `block_on(spawn(.. block_on(spawn(..))))` therefore never deadlocks and
+//!   never strands a queued task, at the cost of one thread start per call on a worker.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::{pin, Pin};
+use std::sync::Arc as StdArc;
+use std::task::{Context, Poll, Wake, Waker};
+
+use crate::sync::{thread_local, Parker, Unparker};
+
+/// Runs `future` to completion on the current thread, parking the thread while it waits.
+///
+/// Works on any thread: `main`, a foreign thread, or a crew worker (whose queued tasks are then
+/// handed to a replacement worker thread first, so nothing waits behind the blocked thread).
+///
+/// # Examples
+///
+/// ```
+/// let sum = crew::block_on(async {
+///     let a = crew::spawn(async { 1 });
+///     let b = crew::spawn(async { 2 });
+///     a.await + b.await
+/// });
+/// assert_eq!(sum, 3);
+/// ```
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    crate::worker::hand_off_core();
+    let mut future = pin!(future);
+    thread_local! {
+        static CACHE: RefCell<(Parker, Waker)> = RefCell::new(parker_and_waker());
+    }
+    let cached = CACHE.try_with(|cache| match cache.try_borrow_mut() {
+        Ok(pair) => Some(drive(future.as_mut(), &pair.0, &pair.1)),
+        Err(_) => None,
+    });
+    match cached {
+        Ok(Some(output)) => output,
+        // Nested inside another block_on on this thread, or during thread-local teardown.
+        _ => {
+            let (parker, waker) = parker_and_waker();
+            drive(future, &parker, &waker)
+        }
+    }
+}
+
+fn drive<T>(mut future: Pin<&mut impl Future<Output = T>>, parker: &Parker, waker: &Waker) -> T {
+    let mut cx = Context::from_waker(waker);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        parker.park();
+    }
+}
+
+struct Unpark(Unparker);
+
+impl Wake for Unpark {
+    fn wake(self: StdArc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &StdArc<Self>) {
+        self.0.unpark();
+    }
+}
+
+fn parker_and_waker() -> (Parker, Waker) {
+    let parker = Parker::new();
+    let waker = Waker::from(StdArc::new(Unpark(parker.unparker().clone())));
+    (parker, waker)
+}

@@ -1,0 +1,97 @@
+//! The global pool behind [`spawn`] and [`spawn_with`].
+//!
+//! Invariants:
+//! - Started at most once per process, lazily by the first `spawn` (sized by `CREW_WORKERS`,
+//!   else `num_cpus::get()`), or explicitly by `Builder::build_global` before that.
+//! - Never dropped: its tasks hold no reference to it and it keeps no registry.
+//! - A bad `CREW_WORKERS` makes every `spawn` panic with the error naming the variable, the
+//!   value and the accepted range, and `build_global` return that error; nothing starts.
+
+use std::future::Future;
+
+use once_cell::sync::OnceCell;
+
+use crate::config::{BuildError, Builder, WORKERS_ENV};
+use crate::join::JoinHandle;
+use crate::policy::{Policy, Propagate};
+use crate::pool::{Pool, Shared};
+
+static GLOBAL: OnceCell<Pool> = OnceCell::new();
+
+/// The global pool's shared state, starting the pool on first use.
+pub(crate) fn shared() -> &'static Shared {
+    GLOBAL
+        .get_or_init(|| start(Builder::new()).unwrap_or_else(|err| panic!("crew: the global pool cannot start: {err}")))
+        .shared()
+}
+
+fn start(builder: Builder) -> Result<Pool, BuildError> {
+    let env = match std::env::var(WORKERS_ENV) {
+        Err(std::env::VarError::NotPresent) => None,
+        value => Some(value),
+    };
+    Pool::start(builder.check(env)?, true)
+}
+
+/// `Builder::build_global`.
+pub(crate) fn init(builder: Builder) -> Result<(), BuildError> {
+    let mut started_here = false;
+    GLOBAL.get_or_try_init(|| {
+        started_here = true;
+        start(builder)
+    })?;
+    if started_here {
+        Ok(())
+    } else {
+        Err(BuildError::global_already_started())
+    }
+}
+
+/// Spawns `future` on the global pool with the default [`Propagate`] policy.
+///
+/// Callable from any thread — `main`, a crew worker, a foreign thread, a `Drop` impl — with no
+/// runtime context. The first call starts the global pool.
+///
+/// # Panics
+///
+/// If the global pool cannot start: `CREW_WORKERS` is set to something other than a whole
+/// number in `1..=1024`, or the OS refuses a thread.
+///
+/// # Examples
+///
+/// ```
+/// let handle = crew::spawn(async { 2 + 2 });
+/// assert_eq!(crew::block_on(handle), 4);
+/// ```
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    spawn_with(Propagate, future)
+}
+
+/// Spawns `future` on the global pool with the panic policy `policy`: [`Propagate`],
+/// [`Catch`](crate::Catch) or [`Ignore`](crate::Ignore).
+///
+/// # Panics
+///
+/// As [`spawn`].
+///
+/// # Examples
+///
+/// ```
+/// let result = crew::block_on(crew::spawn_with(crew::Catch, async { panic!("oops") }));
+/// let err = result.unwrap_err();
+/// assert!(err.is_panic());
+/// assert_eq!(err.panic_message(), Some("oops"));
+/// ```
+pub fn spawn_with<P, F>(policy: P, future: F) -> JoinHandle<F::Output, P>
+where
+    P: Policy,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let _ = policy;
+    crate::task::spawn_global(future)
+}

@@ -1,0 +1,123 @@
+//! [`JoinHandle`]: the typed handle to a spawned task.
+//!
+//! Invariants:
+//! - Dropping the handle cancels the task: its future is dropped (on the pool, or right away
+//!   if it is not running) and never polled again. `detach` gives that up and lets the task run
+//!   to completion with nobody waiting for it.
+//! - The handle is a plain future over async-task's `FallibleTask`: it can be awaited from any
+//!   executor or thread; nothing in it depends on crew's thread-locals.
+//! - What awaiting yields is decided by the policy `P` (see `policy`), from how the task ended.
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use async_task::FallibleTask;
+
+use crate::policy::{Outcome, Policy, Propagate};
+use crate::task::TaskOutput;
+
+/// A handle to a spawned task; awaiting it yields the task's output as its policy `P` says.
+///
+/// Dropping a `JoinHandle` cancels the task. Use [`detach`](JoinHandle::detach) to let it run in
+/// the background instead.
+///
+/// # Examples
+///
+/// ```
+/// let handle: crew::JoinHandle<u32> = crew::spawn(async { 40 + 2 });
+/// assert_eq!(crew::block_on(handle), 42);
+///
+/// // The handle is an ordinary future: any executor can await it.
+/// let handle = crew::spawn(async { "hi" });
+/// assert_eq!(futures::executor::block_on(handle), "hi");
+/// ```
+#[must_use = "dropping a JoinHandle cancels its task; call .detach() to let it run in the background"]
+pub struct JoinHandle<T, P: Policy = Propagate> {
+    task: FallibleTask<TaskOutput<T>>,
+    /// `fn() -> P`: the handle is `Unpin`, `Send` and `Sync` whatever `P` is.
+    policy: PhantomData<fn() -> P>,
+}
+
+impl<T, P: Policy> JoinHandle<T, P> {
+    pub(crate) fn new(task: FallibleTask<TaskOutput<T>>) -> JoinHandle<T, P> {
+        JoinHandle { task, policy: PhantomData }
+    }
+
+    /// Lets the task run to completion in the background; its output (or panic, under
+    /// [`Propagate`] and [`Catch`](crate::Catch)) is dropped when it finishes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// crew::spawn(async move { tx.send("done").unwrap() }).detach();
+    /// assert_eq!(rx.recv().unwrap(), "done");
+    /// ```
+    pub fn detach(self) {
+        self.task.detach();
+    }
+
+    /// Cancels the task and waits until its future is dropped.
+    ///
+    /// Returns `None` if the task had not finished, else `Some` of what awaiting the handle would
+    /// have given (so under [`Propagate`], cancelling a task that already panicked resumes
+    /// its panic).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::spawn(std::future::pending::<()>());
+    /// assert_eq!(crew::block_on(handle.cancel()), None);
+    ///
+    /// let handle = crew::spawn(async { 5 });
+    /// while !handle.is_finished() { std::thread::yield_now(); }
+    /// assert_eq!(crew::block_on(handle.cancel()), Some(5));
+    /// ```
+    pub async fn cancel(self) -> Option<P::Output<T>> {
+        self.task.cancel().await.map(|output| P::complete(outcome(Some(output))))
+    }
+
+    /// True if the task has finished: completed, panicked, or been dropped by its pool's
+    /// shutdown.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::spawn(async { 1 });
+    /// while !handle.is_finished() { std::thread::yield_now(); }
+    /// assert_eq!(crew::block_on(handle), 1);
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+}
+
+/// How the task ended, from what async-task gave back (`None`: dropped before finishing).
+fn outcome<T>(output: Option<TaskOutput<T>>) -> Outcome<T> {
+    match output {
+        Some(Ok(value)) => Outcome::Finished(value),
+        Some(Err(Some(payload))) => Outcome::Panicked(payload),
+        Some(Err(None)) => Outcome::Swallowed,
+        None => Outcome::Cancelled,
+    }
+}
+
+impl<T, P: Policy> Future for JoinHandle<T, P> {
+    type Output = P::Output<T>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.task).poll(cx).map(|output| P::complete(outcome(output)))
+    }
+}
+
+impl<T, P: Policy> fmt::Debug for JoinHandle<T, P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle")
+            .field("policy", &std::any::type_name::<P>())
+            .field("finished", &self.task.is_finished())
+            .finish()
+    }
+}

@@ -1,0 +1,76 @@
+//! crew: a global, work-stealing thread-pool executor for async Rust, built on
+//! [async-task](https://docs.rs/async-task).
+//!
+//! [`spawn`] hands a future to the global pool from any thread; [`block_on`] drives a future on
+//! the calling thread; [`yield_now`] lets other tasks run. Each task is one async-task
+//! allocation whose [`JoinHandle`] is typed by a panic policy: [`Propagate`] (the default: the
+//! awaiter re-panics with the original payload), [`Catch`] (the awaiter gets
+//! `Result<T, JoinError>`), or [`Ignore`] (the pool swallows the panic). No panic ever kills a
+//! worker.
+//!
+//! # How it runs
+//!
+//! Every worker owns a FIFO deque (crossbeam-deque) and a LIFO slot for the task it woke last;
+//! tasks scheduled from outside the pool go to a shared injector. An idle worker takes a batch
+//! from the injector or steals half of a random victim's deque, and parks on an event-listener
+//! when there is nothing to do, under a protocol that never loses a wakeup.
+//!
+//! ```
+//! use std::sync::atomic::{AtomicUsize, Ordering};
+//! use std::sync::Arc;
+//!
+//! let pool = crew::Pool::builder().workers(2).build().unwrap();
+//! let ran = Arc::new(AtomicUsize::new(0));
+//! // One task fans out 100 children onto its worker's own deque; the other worker, idle,
+//! // steals half of them.
+//! let parent = {
+//!     let ran = ran.clone();
+//!     pool.spawn(async move {
+//!         let children: Vec<_> = (0..100)
+//!             .map(|_| {
+//!                 let ran = ran.clone();
+//!                 crew::spawn(async move { ran.fetch_add(1, Ordering::Relaxed); })
+//!             })
+//!             .collect();
+//!         for child in children {
+//!             child.await;
+//!         }
+//!     })
+//! };
+//! crew::block_on(parent);
+//! assert_eq!(ran.load(Ordering::Relaxed), 100);
+//!
+//! // Panic policies, chosen per task:
+//! let caught = crew::block_on(crew::spawn_with(crew::Catch, async { panic!("boom") }));
+//! assert_eq!(caught.unwrap_err().panic_message(), Some("boom"));
+//! ```
+//!
+//! # Configuration
+//!
+//! The global pool starts on the first [`spawn`] with `CREW_WORKERS` workers (a whole number in
+//! `1..=1024`; a bad value is an error naming it), else `num_cpus::get()`. Configure it
+//! explicitly with [`Builder::build_global`] before that, or run private [`Pool`]s.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs, missing_debug_implementations, unreachable_pub, rust_2018_idioms)]
+
+mod block_on;
+mod config;
+mod global;
+mod join;
+mod policy;
+mod pool;
+mod registry;
+mod sleep;
+mod sync;
+mod task;
+mod worker;
+mod yield_now;
+
+pub use block_on::block_on;
+pub use config::{BuildError, Builder, MAX_STACK_SIZE, MAX_WORKERS, MIN_STACK_SIZE, WORKERS_ENV};
+pub use global::{spawn, spawn_with};
+pub use join::JoinHandle;
+pub use policy::{Catch, Ignore, JoinError, Policy, Propagate, CANCELLED_MESSAGE};
+pub use pool::Pool;
+pub use yield_now::{yield_now, YieldNow};

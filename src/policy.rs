@@ -1,0 +1,292 @@
+//! The three panic policies and [`JoinError`].
+//!
+//! Invariants:
+//! - A task's future is always polled inside `catch_unwind` (see `task`), whatever the policy,
+//!   so a panic never reaches a worker thread. The policy only decides what the *awaiter* sees.
+//! - The panic hook reports every panic when it happens, as for any Rust panic; no policy
+//!   installs or changes a hook.
+//! - [`Propagate`]: the awaiter resumes the original payload. [`Catch`]: the awaiter gets
+//!   `Err(JoinError)` carrying the payload. [`Ignore`]: the payload is dropped on the worker;
+//!   awaiting panics with [`Ignore::PANIC_MESSAGE`].
+//! - A task dropped before it finished (its pool was dropped) is reported as cancelled:
+//!   `Err(JoinError)` with [`JoinError::is_cancelled`] under `Catch`, a panic with
+//!   [`CANCELLED_MESSAGE`] under the other two.
+
+use std::any::Any;
+use std::fmt;
+use std::panic;
+
+/// A panic payload, as `catch_unwind` returns it.
+pub(crate) type Payload = Box<dyn Any + Send + 'static>;
+
+/// What the awaiter of a task whose pool dropped it before it finished is told.
+pub const CANCELLED_MESSAGE: &str = "crew: the task was dropped before it finished, because its pool shut down";
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Propagate {}
+    impl Sealed for super::Catch {}
+    impl Sealed for super::Ignore {}
+
+    /// How a task ended, before the policy turns it into the awaiter's output. Public only so
+    /// that the sealed [`Policy`](super::Policy) trait can name it; not reachable by users.
+    #[allow(unreachable_pub)]
+    #[derive(Debug)]
+    pub enum Outcome<T> {
+        /// The future returned a value.
+        Finished(T),
+        /// The future panicked; the payload is kept for the awaiter.
+        Panicked(super::Payload),
+        /// The future panicked; the pool dropped the payload (the `Ignore` policy).
+        Swallowed,
+        /// The task was dropped before it finished.
+        Cancelled,
+    }
+}
+
+pub(crate) use sealed::Outcome;
+
+/// A panic policy: what awaiting a [`JoinHandle`](crate::JoinHandle) gives when its task panics.
+///
+/// Implemented by [`Propagate`] (the default), [`Catch`] and [`Ignore`]; sealed.
+///
+/// # Examples
+///
+/// ```
+/// fn run<P: crew::Policy>(policy: P) -> P::Output<u8> {
+///     crew::block_on(crew::spawn_with(policy, async { 7 }))
+/// }
+/// assert_eq!(run(crew::Propagate), 7);
+/// assert_eq!(run(crew::Catch).unwrap(), 7);
+/// assert_eq!(run(crew::Ignore), 7);
+/// ```
+pub trait Policy: sealed::Sealed + Copy + Send + Sync + fmt::Debug + 'static {
+    /// What awaiting a handle of a task returning `T` yields under this policy.
+    type Output<T>;
+
+    /// Whether the pool drops the panic payload itself (on the worker) rather than keep it for
+    /// the awaiter.
+    #[doc(hidden)]
+    const SWALLOW: bool;
+
+    /// Turns how the task ended into the awaiter's output.
+    #[doc(hidden)]
+    fn complete<T>(outcome: Outcome<T>) -> Self::Output<T>;
+}
+
+/// The default policy: awaiting the handle of a task that panicked resumes the original panic
+/// payload in the awaiter.
+///
+/// # Examples
+///
+/// ```
+/// let handle = crew::spawn(async { panic!("boom") });
+/// let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crew::block_on(handle)));
+/// let payload = caught.unwrap_err();
+/// assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Propagate;
+
+/// The "Result" policy: awaiting the handle yields `Result<T, JoinError>`, with the panic payload
+/// in the error.
+///
+/// # Examples
+///
+/// ```
+/// let err = crew::block_on(crew::spawn_with(crew::Catch, async { panic!("bad input: {}", 3) }))
+///     .unwrap_err();
+/// assert!(err.is_panic());
+/// assert_eq!(err.panic_message(), Some("bad input: 3"));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Catch;
+
+/// The "fire and forget" policy: a panic is reported by the panic hook as usual, then swallowed
+/// by the pool; awaiting the handle of a task that panicked panics with
+/// [`Ignore::PANIC_MESSAGE`], not the payload.
+///
+/// # Examples
+///
+/// ```
+/// // Detached: the panic is reported and forgotten; the pool carries on.
+/// crew::spawn_with(crew::Ignore, async { panic!("logged, then ignored") }).detach();
+/// assert_eq!(crew::block_on(crew::spawn(async { 1 })), 1);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ignore;
+
+impl Ignore {
+    /// The message awaiting an `Ignore` task's handle panics with, if the task panicked.
+    pub const PANIC_MESSAGE: &'static str =
+        "crew: the awaited task panicked; its payload was dropped by the Ignore policy (the panic hook reported it)";
+}
+
+impl Policy for Propagate {
+    type Output<T> = T;
+    const SWALLOW: bool = false;
+
+    fn complete<T>(outcome: Outcome<T>) -> T {
+        match outcome {
+            Outcome::Finished(value) => value,
+            Outcome::Panicked(payload) => panic::resume_unwind(payload),
+            Outcome::Swallowed => panic!("{}", Ignore::PANIC_MESSAGE),
+            Outcome::Cancelled => panic!("{CANCELLED_MESSAGE}"),
+        }
+    }
+}
+
+impl Policy for Catch {
+    type Output<T> = Result<T, JoinError>;
+    const SWALLOW: bool = false;
+
+    fn complete<T>(outcome: Outcome<T>) -> Result<T, JoinError> {
+        match outcome {
+            Outcome::Finished(value) => Ok(value),
+            Outcome::Panicked(payload) => Err(JoinError { repr: Repr::Panic(payload) }),
+            Outcome::Swallowed => Err(JoinError { repr: Repr::Panic(Box::new(Ignore::PANIC_MESSAGE)) }),
+            Outcome::Cancelled => Err(JoinError { repr: Repr::Cancelled }),
+        }
+    }
+}
+
+impl Policy for Ignore {
+    type Output<T> = T;
+    const SWALLOW: bool = true;
+
+    fn complete<T>(outcome: Outcome<T>) -> T {
+        match outcome {
+            Outcome::Finished(value) => value,
+            Outcome::Panicked(_) | Outcome::Swallowed => panic!("{}", Ignore::PANIC_MESSAGE),
+            Outcome::Cancelled => panic!("{CANCELLED_MESSAGE}"),
+        }
+    }
+}
+
+/// Why a task spawned with [`Catch`] did not return a value: it panicked (the payload is kept
+/// here), or it was dropped before finishing because its pool shut down.
+///
+/// # Examples
+///
+/// ```
+/// let err = crew::block_on(crew::spawn_with(crew::Catch, async {
+///     std::panic::panic_any(42_u32)
+/// }))
+/// .unwrap_err();
+/// assert_eq!(err.panic_message(), None, "not a string payload");
+/// assert_eq!(err.into_panic().downcast_ref::<u32>(), Some(&42));
+/// ```
+pub struct JoinError {
+    repr: Repr,
+}
+
+enum Repr {
+    Panic(Payload),
+    Cancelled,
+}
+
+impl JoinError {
+    /// True if the task panicked.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = crew::block_on(crew::spawn_with(crew::Catch, async { panic!() }));
+    /// assert!(r.unwrap_err().is_panic());
+    /// ```
+    pub fn is_panic(&self) -> bool {
+        matches!(self.repr, Repr::Panic(_))
+    }
+
+    /// True if the task was dropped before it finished, because its pool shut down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(1).build().unwrap();
+    /// let handle = pool.spawn_with(crew::Catch, std::future::pending::<()>());
+    /// drop(pool);
+    /// assert!(crew::block_on(handle).unwrap_err().is_cancelled());
+    /// ```
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self.repr, Repr::Cancelled)
+    }
+
+    /// The panic message, if the task panicked with a `&str` or `String` payload (as `panic!`
+    /// with a message does).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = crew::block_on(crew::spawn_with(crew::Catch, async { panic!("at {}", "noon") }));
+    /// assert_eq!(r.unwrap_err().panic_message(), Some("at noon"));
+    /// ```
+    pub fn panic_message(&self) -> Option<&str> {
+        match &self.repr {
+            Repr::Panic(payload) => payload_message(payload.as_ref()),
+            Repr::Cancelled => None,
+        }
+    }
+
+    /// The panic payload, to inspect or to resume with [`std::panic::resume_unwind`].
+    ///
+    /// # Errors
+    ///
+    /// Gives the error back if the task did not panic (it was cancelled).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = crew::block_on(crew::spawn_with(crew::Catch, async { panic!("x") }));
+    /// let payload = r.unwrap_err().try_into_panic().ok().unwrap();
+    /// assert_eq!(payload.downcast_ref::<&str>(), Some(&"x"));
+    /// ```
+    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
+        match self.repr {
+            Repr::Panic(payload) => Ok(payload),
+            Repr::Cancelled => Err(self),
+        }
+    }
+
+    /// The panic payload.
+    ///
+    /// # Panics
+    ///
+    /// If the task did not panic (it was cancelled).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = crew::block_on(crew::spawn_with(crew::Catch, async { panic!("y") }));
+    /// assert_eq!(r.unwrap_err().into_panic().downcast_ref::<&str>(), Some(&"y"));
+    /// ```
+    pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
+        self.try_into_panic().unwrap_or_else(|err| panic!("JoinError::into_panic on a task that did not panic: {err}"))
+    }
+}
+
+/// The text of a `&str` or `String` panic payload.
+pub(crate) fn payload_message(payload: &(dyn Any + Send)) -> Option<&str> {
+    payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+}
+
+impl fmt::Debug for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::Panic(_) => f.debug_tuple("JoinError::Panic").field(&self.panic_message()).finish(),
+            Repr::Cancelled => f.write_str("JoinError::Cancelled"),
+        }
+    }
+}
+
+impl fmt::Display for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.repr, self.panic_message()) {
+            (Repr::Panic(_), Some(message)) => write!(f, "task panicked: {message}"),
+            (Repr::Panic(_), None) => f.write_str("task panicked with a non-string payload"),
+            (Repr::Cancelled, _) => f.write_str(CANCELLED_MESSAGE),
+        }
+    }
+}
+
+impl std::error::Error for JoinError {}

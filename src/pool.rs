@@ -1,0 +1,344 @@
+//! A pool: its shared state, where scheduled tasks go, and how it shuts down.
+//!
+//! Invariants:
+//! - A pool has a fixed number of *cores* (worker slots), each with a FIFO deque whose
+//!   [`Stealer`] is in `stealers`, plus one [`Injector`] for tasks scheduled from outside. A core
+//!   is owned by exactly one thread at a time (see `worker`); threads may outnumber cores while
+//!   some are blocked in `block_on`, never the other way round.
+//! - `schedule` puts a task in the scheduling worker's own core when that thread runs a worker of
+//!   this pool, else in the injector; work that other workers should see ends with
+//!   `Sleepers::notify_one` (see `sleep` for why no wakeup is lost).
+//! - Shutdown (dropping a [`Pool`]) happens once: set `shutdown`, wake every sleeper, wait until
+//!   every core's worker loop has exited and dropped its queued tasks, drop the injector's tasks,
+//!   wake every registered (pending) task so that scheduling it into the closed pool drops it,
+//!   then join every thread. A task is scheduled after shutdown is dropped by whoever schedules
+//!   it; a push that races shutdown is drained by either side (a SeqCst fence on each side).
+//!   So every task ends exactly once: run to completion, cancelled, or dropped here.
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+
+use async_task::Runnable;
+use event_listener::{Event, Listener};
+
+use crate::config::{BuildError, Config};
+use crate::join::JoinHandle;
+use crate::policy::{Policy, Propagate};
+use crate::registry::Registry;
+use crate::sleep::Sleepers;
+use crate::sync::{
+    fence, lock, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Injector, Mutex, Ordering, Steal, Stealer, Worker,
+};
+use crate::worker::{self, Core};
+
+/// A private thread pool with its own workers; dropping it stops them.
+///
+/// Dropping a `Pool` stops its workers, drops every task still queued or waiting for a wake
+/// exactly once (their [`JoinHandle`]s then report the task as cancelled), and joins its threads.
+///
+/// # Examples
+///
+/// ```
+/// let pool = crew::Pool::builder().workers(2).build().unwrap();
+/// let handles: Vec<_> = (0..10u64).map(|i| pool.spawn(async move { i * i })).collect();
+/// let sum: u64 = handles.into_iter().map(crew::block_on).sum();
+/// assert_eq!(sum, 285);
+/// drop(pool); // stops and joins the two workers
+/// ```
+pub struct Pool {
+    shared: Arc<Shared>,
+}
+
+/// The state every worker, schedule function and handle of one pool shares.
+pub(crate) struct Shared {
+    injector: CachePadded<Injector<Runnable>>,
+    stealers: Box<[Stealer<Runnable>]>,
+    pub(crate) sleepers: Sleepers,
+    /// The live tasks of a private pool; `None` for the global pool, which is never dropped.
+    registry: Option<Registry>,
+    shutdown: AtomicBool,
+    /// Cores whose worker loop has not exited yet.
+    cores_running: AtomicUsize,
+    cores_exited: Event,
+    threads: Mutex<Vec<thread::JoinHandle<()>>>,
+    config: Config,
+}
+
+impl Pool {
+    /// A [`Builder`](crate::Builder) for a private pool.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(1).build().unwrap();
+    /// assert_eq!(pool.workers(), 1);
+    /// ```
+    pub fn builder() -> crate::Builder {
+        crate::Builder::new()
+    }
+
+    /// A private pool with `num_cpus::get()` workers.
+    ///
+    /// # Errors
+    ///
+    /// If a worker thread could not be started.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::new().unwrap();
+    /// assert_eq!(pool.workers(), num_cpus::get());
+    /// ```
+    pub fn new() -> Result<Pool, BuildError> {
+        crate::Builder::new().build()
+    }
+
+    /// Spawns `future` on this pool with the default [`Propagate`] policy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(2).build().unwrap();
+    /// assert_eq!(crew::block_on(pool.spawn(async { "ran on the pool" })), "ran on the pool");
+    /// ```
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.spawn_with(Propagate, future)
+    }
+
+    /// Spawns `future` on this pool with the panic policy `policy`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(1).build().unwrap();
+    /// let result = crew::block_on(pool.spawn_with(crew::Catch, async { panic!("nope") }));
+    /// assert_eq!(result.unwrap_err().panic_message(), Some("nope"));
+    /// ```
+    pub fn spawn_with<P, F>(&self, policy: P, future: F) -> JoinHandle<F::Output, P>
+    where
+        P: Policy,
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let _ = policy;
+        crate::task::spawn_private(&self.shared, future)
+    }
+
+    /// The number of workers (cores) this pool runs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(crew::Pool::builder().workers(3).build().unwrap().workers(), 3);
+    /// ```
+    pub fn workers(&self) -> usize {
+        self.shared.stealers.len()
+    }
+
+    /// Starts the workers of a pool with a checked configuration.
+    pub(crate) fn start(config: Config, global: bool) -> Result<Pool, BuildError> {
+        let workers = config.workers;
+        let locals: Vec<Worker<Runnable>> = (0..workers).map(|_| Worker::new_fifo()).collect();
+        let shared = Arc::new(Shared {
+            injector: CachePadded::new(Injector::new()),
+            stealers: locals.iter().map(Worker::stealer).collect(),
+            sleepers: Sleepers::new(workers),
+            registry: if global { None } else { Some(Registry::new(workers)) },
+            shutdown: AtomicBool::new(false),
+            cores_running: AtomicUsize::new(workers),
+            cores_exited: Event::new(),
+            threads: Mutex::new(Vec::with_capacity(workers)),
+            config,
+        });
+        for (index, local) in locals.into_iter().enumerate() {
+            if let Err((_, err)) = shared.start_worker(Box::new(Core::new(index, local))) {
+                // This core and the ones after it never ran.
+                shared.cores_running.fetch_sub(workers - index, Ordering::SeqCst);
+                shared.shutdown();
+                return Err(BuildError::spawn(err));
+            }
+        }
+        Ok(Pool { shared })
+    }
+
+    /// The shared state, for the global pool's `&'static` access.
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.shared.shutdown();
+    }
+}
+
+impl fmt::Debug for Pool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pool")
+            .field("workers", &self.workers())
+            .field("thread_name", &self.shared.config.thread_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    pub(crate) fn registry(&self) -> Option<&Registry> {
+        self.registry.as_ref()
+    }
+
+    pub(crate) fn stealers(&self) -> &[Stealer<Runnable>] {
+        &self.stealers
+    }
+
+    pub(crate) fn injector(&self) -> &Injector<Runnable> {
+        &self.injector
+    }
+
+    /// True once shutdown has begun.
+    pub(crate) fn is_shutdown(&self) -> bool {
+        // Acquire pairs with the SeqCst swap in `shutdown`; a late `false` only delays a
+        // worker's exit until `notify_all` wakes it, and pushes re-check after a fence.
+        self.shutdown.load(Ordering::Acquire)
+    }
+
+    /// True if the injector or any worker's deque holds a task.
+    pub(crate) fn has_queued_work(&self) -> bool {
+        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+    }
+
+    /// Where a woken or newly spawned task goes. `is_yield`: the task woke itself while running,
+    /// so it goes to the back of the queue rather than the LIFO slot.
+    pub(crate) fn schedule(&self, runnable: Runnable, is_yield: bool) {
+        match worker::schedule_local(self, runnable, is_yield) {
+            Ok(true) => {
+                self.sleepers.notify_one();
+            }
+            Ok(false) => {}
+            Err(runnable) => self.push_remote(runnable),
+        }
+    }
+
+    fn push_remote(&self, runnable: Runnable) {
+        if self.is_shutdown() {
+            drop(runnable);
+            return;
+        }
+        self.injector.push(runnable);
+        // Pairs with the fence in `shutdown`: either this load sees the flag, or shutdown's
+        // drain sees the push. (`notify_one` has its own fence for the sleepers.)
+        fence(Ordering::SeqCst);
+        if self.shutdown.load(Ordering::SeqCst) {
+            self.drain_injector();
+            return;
+        }
+        self.sleepers.notify_one();
+    }
+
+    fn drain_injector(&self) {
+        loop {
+            match self.injector.steal() {
+                Steal::Success(runnable) => drop(runnable),
+                Steal::Empty => return,
+                Steal::Retry => std::hint::spin_loop(),
+            }
+        }
+    }
+
+    /// Starts a thread running the worker loop of `core`. On failure gives `core` back.
+    pub(crate) fn start_worker(self: &Arc<Self>, core: Box<Core>) -> Result<(), (Box<Core>, io::Error)> {
+        let mut builder = thread::Builder::new().name(format!("{}-{}", self.config.thread_name, core.index()));
+        if let Some(bytes) = self.config.stack_size {
+            builder = builder.stack_size(bytes);
+        }
+        // The core travels through a slot so that a failed spawn can give it back.
+        let slot = Arc::new(Mutex::new(Some(core)));
+        let (for_thread, shared) = (slot.clone(), self.clone());
+        let spawned = builder.spawn(move || {
+            let core = lock(&for_thread).take();
+            if let Some(core) = core {
+                worker::run(shared, core);
+            }
+        });
+        match spawned {
+            Ok(handle) => {
+                lock(&self.threads).push(handle);
+                Ok(())
+            }
+            Err(err) => {
+                let core = lock(&slot).take().expect("a thread that failed to start cannot have taken its core");
+                Err((core, err))
+            }
+        }
+    }
+
+    /// Called by a worker loop that exits for shutdown: drops its queued tasks, then counts
+    /// the core out.
+    pub(crate) fn retire_core(&self, core: Box<Core>) {
+        drop(core);
+        // SeqCst pairs with the loads in `wait_for_cores`.
+        if self.cores_running.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.cores_exited.notify(usize::MAX);
+        }
+    }
+
+    fn wait_for_cores(&self) {
+        loop {
+            if self.cores_running.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            let listener = self.cores_exited.listen();
+            // Pairs with `notify`'s fence: the listener is registered before the re-check.
+            fence(Ordering::SeqCst);
+            if self.cores_running.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            listener.wait();
+        }
+    }
+
+    /// Stops the pool: see the module docs for the order of steps.
+    fn shutdown(&self) {
+        if self.shutdown.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        // A pool dropped from one of its own workers: give the core to a fresh thread (which
+        // sees the flag and exits) rather than wait for ourselves.
+        worker::hand_off_core_of(self);
+        self.sleepers.notify_all();
+        self.wait_for_cores();
+        // Pairs with the fence in `push_remote`.
+        fence(Ordering::SeqCst);
+        self.drain_injector();
+        if let Some(registry) = &self.registry {
+            for waker in registry.close() {
+                waker.wake();
+            }
+        }
+        self.drain_injector();
+        let me = thread::current().id();
+        loop {
+            let handles = std::mem::take(&mut *lock(&self.threads));
+            if handles.is_empty() {
+                break;
+            }
+            for handle in handles {
+                if handle.thread().id() != me {
+                    // A worker thread only panics on a bug in crew; shutdown goes on regardless.
+                    let _ = handle.join();
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shared").field("workers", &self.stealers.len()).finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,59 @@
+//! The one place crew takes its concurrency primitives from.
+//!
+//! Invariants:
+//! - Every type shared between threads in crew (atomics, mutexes, `Arc`, threads, thread-locals,
+//!   the work-stealing deques, the parker behind `block_on`) is named through this module, so a
+//!   `--cfg loom` build swaps all of them for loom's model-checked versions at once.
+//! - Under loom, crossbeam-deque (whose atomics loom cannot see) is replaced by [`deque`]'s
+//!   mutex-guarded queues with the same API, and the parker by a loom mutex + condvar; under a
+//!   normal build both are the real crossbeam types.
+//! - Constants that size queues and intervals shrink under loom (see `config`), so the models
+//!   reach the interesting edges in few steps.
+
+#[cfg(not(loom))]
+pub(crate) use std::{
+    sync::{
+        atomic::{fence, AtomicBool, AtomicUsize, Ordering},
+        Arc, Mutex, MutexGuard,
+    },
+    thread, thread_local,
+};
+
+#[cfg(loom)]
+pub(crate) use loom::{
+    sync::{
+        atomic::{fence, AtomicBool, AtomicUsize, Ordering},
+        Arc, Mutex, MutexGuard,
+    },
+    thread, thread_local,
+};
+
+#[cfg(not(loom))]
+pub(crate) use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+#[cfg(loom)]
+mod deque;
+#[cfg(loom)]
+pub(crate) use deque::{Injector, Steal, Stealer, Worker};
+
+#[cfg(not(loom))]
+pub(crate) use crossbeam_utils::sync::{Parker, Unparker};
+#[cfg(loom)]
+mod parker;
+#[cfg(loom)]
+pub(crate) use parker::{Parker, Unparker};
+
+pub(crate) use crossbeam_utils::CachePadded;
+
+/// Locks `mutex`, ignoring poisoning: crew never runs user code while holding one of its own
+/// locks, so a poisoned lock can only come from a panic inside crew's short critical sections,
+/// whose data stays consistent at every step.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    #[cfg(not(loom))]
+    {
+        mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+    #[cfg(loom)]
+    {
+        mutex.lock().unwrap()
+    }
+}

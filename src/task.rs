@@ -1,0 +1,157 @@
+//! Spawning: the user's future, wrapped so that it can never unwind into a worker, handed to
+//! async-task for a single allocation and a [`Runnable`] to schedule.
+//!
+//! Invariants:
+//! - One allocation per task: async-task stores the header, the schedule function, and the
+//!   [`TaskFuture`] (which holds the user's future inline) in one block. async-task 4.7 boxes a
+//!   future of 2048 bytes or more separately: such tasks take two allocations.
+//! - Every poll of the user's future runs inside `catch_unwind`. After it returns `Ready` or
+//!   panics, the user's future is dropped at once, also inside `catch_unwind`, so a panicking
+//!   `Drop` counts as a panic of the task rather than unwinding out of `Runnable::run`.
+//! - A panic payload is kept for the awaiter (`Propagate`, `Catch`) or dropped right there on
+//!   the worker (`Ignore`); a payload whose own `Drop` panics is leaked, never re-thrown.
+//! - A private pool's task holds a [`Registration`] and leaves the registry when its
+//!   `TaskFuture` is dropped, however that happens (see `registry`).
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::mem;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use async_task::{Runnable, ScheduleInfo, WithInfo};
+use pin_project_lite::pin_project;
+
+use crate::join::JoinHandle;
+use crate::policy::{Payload, Policy};
+use crate::pool::Shared;
+use crate::registry::Key;
+use crate::sync::Arc;
+
+/// What a task's future resolves to inside async-task: the value, or the panic payload
+/// (`None` once the `Ignore` policy has dropped it).
+pub(crate) type TaskOutput<T> = Result<T, Option<Payload>>;
+
+/// A private pool task's entry in its pool's registry.
+#[derive(Debug)]
+pub(crate) struct Registration {
+    shared: Arc<Shared>,
+    key: Key,
+}
+
+pin_project! {
+    /// The future async-task polls: the user's future behind `catch_unwind`.
+    pub(crate) struct TaskFuture<F, P> {
+        #[pin]
+        future: Option<F>,
+        registration: Option<Registration>,
+        policy: PhantomData<P>,
+    }
+
+    impl<F, P> PinnedDrop for TaskFuture<F, P> {
+        fn drop(this: Pin<&mut Self>) {
+            if let Some(Registration { shared, key }) = this.project().registration.take() {
+                if let Some(registry) = shared.registry() {
+                    registry.remove(key);
+                }
+            }
+        }
+    }
+}
+
+impl<F: Future, P: Policy> Future for TaskFuture<F, P> {
+    type Output = TaskOutput<F::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        let polled = panic::catch_unwind(AssertUnwindSafe(|| match this.future.as_mut().as_pin_mut() {
+            Some(future) => future.poll(cx),
+            None => panic!("crew: a finished task was polled again"),
+        }));
+        let mut output = match polled {
+            Ok(Poll::Pending) => return Poll::Pending,
+            Ok(Poll::Ready(value)) => Ok(value),
+            Err(payload) => Err(payload),
+        };
+        // Drop the user's future now, so that a panic in its `Drop` is a panic of this task.
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| this.future.set(None))) {
+            match output {
+                Ok(value) => {
+                    drop(value);
+                    output = Err(payload);
+                }
+                Err(_) => drop_payload(payload),
+            }
+        }
+        Poll::Ready(output.map_err(|payload| {
+            if P::SWALLOW {
+                drop_payload(payload);
+                None
+            } else {
+                Some(payload)
+            }
+        }))
+    }
+}
+
+/// Drops a panic payload; if its own `Drop` panics, leaks that second payload.
+pub(crate) fn drop_payload(payload: Payload) {
+    if let Err(second) = panic::catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        mem::forget(second);
+    }
+}
+
+/// Spawns `future` on the global pool.
+pub(crate) fn spawn_global<P, F>(future: F) -> JoinHandle<F::Output, P>
+where
+    P: Policy,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let shared = crate::global::shared();
+    // A zero-sized schedule function: async-task then needs no extra reference count bump per
+    // schedule, and the task holds no reference to the (never dropped) global pool.
+    let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
+        crate::global::shared().schedule(runnable, info.woken_while_running);
+    });
+    let (runnable, task) = async_task::Builder::new().spawn(
+        move |()| TaskFuture::<F, P> { future: Some(future), registration: None, policy: PhantomData },
+        schedule,
+    );
+    shared.schedule(runnable, false);
+    JoinHandle::new(task.fallible())
+}
+
+/// Spawns `future` on the private pool `shared`, registering it so that dropping the pool
+/// drops it.
+pub(crate) fn spawn_private<P, F>(shared: &Arc<Shared>, future: F) -> JoinHandle<F::Output, P>
+where
+    P: Policy,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let registry = shared.registry().expect("a private pool has a registry");
+    let for_schedule = shared.clone();
+    let schedule = WithInfo(move |runnable: Runnable, info: ScheduleInfo| {
+        for_schedule.schedule(runnable, info.woken_while_running);
+    });
+    let spawn = |key| {
+        let registration = Some(Registration { shared: shared.clone(), key });
+        async_task::Builder::new()
+            .spawn(move |()| TaskFuture::<F, P> { future: Some(future), registration, policy: PhantomData }, schedule)
+    };
+    match registry.register(crate::worker::spawn_hint(), spawn, |(runnable, _)| runnable.waker()) {
+        Ok((runnable, task)) => {
+            shared.schedule(runnable, false);
+            JoinHandle::new(task.fallible())
+        }
+        Err(spawn) => {
+            // The pool is shutting down: drop the future and hand back a cancelled handle.
+            drop(spawn);
+            let (runnable, task) = async_task::spawn(std::future::pending::<TaskOutput<F::Output>>(), |_| {});
+            drop(runnable);
+            JoinHandle::new(task.fallible())
+        }
+    }
+}

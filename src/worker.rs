@@ -1,0 +1,356 @@
+//! The worker loop, the per-thread worker context, and handing a core to another thread.
+//!
+//! Invariants:
+//! - A [`Core`] (a worker's LIFO slot, FIFO deque, tick and search state) lives in the thread-local
+//!   `CURRENT` of the one thread running its loop. Tasks scheduled on that thread for the same pool
+//!   go into it; everything else goes to the pool's injector.
+//! - The `CURRENT` borrow is never held while user code runs: the loop borrows it to pick a task,
+//!   releases it, then runs the task. A failed borrow (user code reached from inside one of crew's
+//!   own borrows) falls back to the injector, so scheduling never panics.
+//! - Order of picking: every [`GLOBAL_QUEUE_INTERVAL`] ticks the injector first (fairness to
+//!   outside spawns); then the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row (after that its
+//!   task goes to the back of the deque); then the deque; then a batch from the injector; then,
+//!   as a searcher, a batch stolen from a random victim or the injector; then park (see `sleep`).
+//! - A task woken while it runs (a yield) goes to the back of the deque, never the LIFO slot, so
+//!   a task that wakes itself forever cannot starve the others.
+//! - A worker never parks with a task in its LIFO slot or deque.
+//! - Nothing is stranded behind a blocked worker: `block_on` on a worker thread first hands the
+//!   whole core (slot and deque included) to a fresh thread that carries on the loop; the blocked
+//!   thread runs no more worker loop and exits once its current task's poll returns.
+
+use std::cell::{Cell, RefCell};
+use std::hash::{BuildHasher, Hasher};
+use std::panic::{self, AssertUnwindSafe};
+
+use async_task::Runnable;
+
+use crate::pool::Shared;
+use crate::sync::{fence, thread_local, Arc, Ordering, Steal, Worker};
+
+/// Every this many ticks, a worker takes a task from the injector before its own queue.
+pub(crate) const GLOBAL_QUEUE_INTERVAL: u32 = if cfg!(loom) { 2 } else { 61 };
+
+/// How many tasks in a row a worker takes from its LIFO slot before going back to its deque.
+pub(crate) const MAX_LIFO_POLLS: u32 = 3;
+
+thread_local! {
+    // Not `const {}`: loom's `thread_local!` has no const form.
+    #[allow(clippy::missing_const_for_thread_local)]
+    static CURRENT: RefCell<Option<Current>> = RefCell::new(None);
+}
+
+/// What a worker thread knows about itself.
+struct Current {
+    shared: Arc<Shared>,
+    /// `None` once the core was handed to another thread.
+    core: Option<Box<Core>>,
+}
+
+/// One worker's local state; owned by the thread running its loop.
+pub(crate) struct Core {
+    index: usize,
+    lifo: Option<Runnable>,
+    local: Worker<Runnable>,
+    lifo_polls: u32,
+    tick: u32,
+    searching: bool,
+    rng: FastRand,
+}
+
+impl Core {
+    pub(crate) fn new(index: usize, local: Worker<Runnable>) -> Core {
+        Core { index, lifo: None, local, lifo_polls: 0, tick: 0, searching: false, rng: FastRand::new(index as u64) }
+    }
+
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Puts a task scheduled on this worker's thread into its queues. Returns true if the
+    /// deque got a task that other workers may want to steal.
+    fn push(&mut self, runnable: Runnable, is_yield: bool) -> bool {
+        if is_yield {
+            self.local.push(runnable);
+            return true;
+        }
+        match self.lifo.replace(runnable) {
+            Some(previous) => {
+                self.local.push(previous);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The next task to run, parking while there is none. `None`: the pool shuts down.
+    fn next_task(&mut self, shared: &Shared) -> Option<Runnable> {
+        loop {
+            if shared.is_shutdown() {
+                return None;
+            }
+            let found = match self.next_local(shared) {
+                Some(runnable) => Some(runnable),
+                None if self.searching || self.start_searching(shared) => self.steal(shared),
+                None => None,
+            };
+            if let Some(runnable) = found {
+                self.stop_searching(shared);
+                return Some(runnable);
+            }
+            self.park(shared);
+        }
+    }
+
+    /// A task from this worker's own queues or an injector batch, without searching.
+    fn next_local(&mut self, shared: &Shared) -> Option<Runnable> {
+        self.tick = self.tick.wrapping_add(1);
+        if self.tick % GLOBAL_QUEUE_INTERVAL == 0 {
+            if let Some(runnable) = retry(|| shared.injector().steal()) {
+                return Some(runnable);
+            }
+        }
+        if let Some(runnable) = self.lifo.take() {
+            if self.lifo_polls < MAX_LIFO_POLLS {
+                self.lifo_polls += 1;
+                return Some(runnable);
+            }
+            // The slot had its turns: its task waits behind the deque like any other.
+            self.local.push(runnable);
+        }
+        self.lifo_polls = 0;
+        if let Some(runnable) = self.local.pop() {
+            return Some(runnable);
+        }
+        retry(|| shared.injector().steal_batch_and_pop(&self.local))
+    }
+
+    fn start_searching(&mut self, shared: &Shared) -> bool {
+        self.searching = shared.sleepers.try_start_searching();
+        self.searching
+    }
+
+    fn stop_searching(&mut self, shared: &Shared) {
+        if std::mem::replace(&mut self.searching, false) && shared.sleepers.stop_searching() {
+            // The last searcher leaves: make sure any other queued work gets one.
+            shared.sleepers.notify_one();
+        }
+    }
+
+    /// One sweep over the other workers' deques (from a random one) and the injector.
+    fn steal(&mut self, shared: &Shared) -> Option<Runnable> {
+        // A scan starts after a SeqCst fence (see `sleep`'s proof).
+        fence(Ordering::SeqCst);
+        let stealers = shared.stealers();
+        let start = self.rng.below(stealers.len());
+        for offset in 0..stealers.len() {
+            let victim = (start + offset) % stealers.len();
+            if victim == self.index {
+                continue;
+            }
+            if let Some(runnable) = retry(|| stealers[victim].steal_batch_and_pop(&self.local)) {
+                return Some(runnable);
+            }
+        }
+        retry(|| shared.injector().steal_batch_and_pop(&self.local))
+    }
+
+    /// Parks until woken (see `sleep`). Returns at once if this core has local work.
+    fn park(&mut self, shared: &Shared) {
+        if self.lifo.is_some() || !self.local.is_empty() {
+            return;
+        }
+        let was_searching = std::mem::replace(&mut self.searching, false);
+        let last_searcher = shared.sleepers.to_parked(self.index, was_searching);
+        // `to_parked` locked the sleepers' mutex; if shutdown's `notify_all` ran before that, we
+        // see its flag here, else it will find us listed.
+        if shared.is_shutdown() {
+            return;
+        }
+        if last_searcher {
+            fence(Ordering::SeqCst);
+            if shared.has_queued_work() {
+                shared.sleepers.notify_one();
+            }
+        }
+        shared.sleepers.park(self.index);
+        // Woken by `notify_one`, which counted us as a searcher (or by shutdown).
+        self.searching = !shared.is_shutdown();
+    }
+}
+
+impl Drop for Core {
+    fn drop(&mut self) {
+        // Queued tasks are dropped one by one (dropping their futures) when a core retires.
+        drop(self.lifo.take());
+        while let Some(runnable) = self.local.pop() {
+            drop(runnable);
+        }
+    }
+}
+
+/// Runs a steal operation until it stops asking to be retried.
+fn retry(mut steal: impl FnMut() -> Steal<Runnable>) -> Option<Runnable> {
+    loop {
+        match steal() {
+            Steal::Success(runnable) => return Some(runnable),
+            Steal::Empty => return None,
+            Steal::Retry => std::hint::spin_loop(),
+        }
+    }
+}
+
+/// Runs one task. A panic is already caught inside the task; this guard only keeps the worker
+/// alive should `run` unwind anyway (it never does for crew's own tasks).
+fn run_task(runnable: Runnable) {
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| runnable.run())) {
+        crate::task::drop_payload(payload);
+    }
+}
+
+/// The body of a worker thread: runs `core`'s loop until shutdown or until the core is handed
+/// to another thread.
+pub(crate) fn run(shared: Arc<Shared>, core: Box<Core>) {
+    CURRENT.with(|current| {
+        *current.borrow_mut() = Some(Current { shared: shared.clone(), core: Some(core) });
+    });
+    loop {
+        let next = CURRENT.with(|current| {
+            let mut current = current.borrow_mut();
+            let core = current.as_mut().and_then(|c| c.core.as_mut())?;
+            Some(core.next_task(&shared))
+        });
+        match next {
+            Some(Some(runnable)) => run_task(runnable),
+            // Shutdown: this thread still owns the core.
+            Some(None) => break,
+            // The core went to another thread (`block_on` on this one): nothing left to do.
+            None => {
+                CURRENT.with(|current| current.borrow_mut().take());
+                return;
+            }
+        }
+    }
+    let core = CURRENT.with(|current| current.borrow_mut().take().and_then(|c| c.core));
+    // Dropped with `CURRENT` cleared, so that anything the tasks' drops schedule goes remote.
+    if let Some(core) = core {
+        shared.retire_core(core);
+    }
+}
+
+/// Tries to put `runnable` into the current thread's core, if this thread runs a worker of
+/// `shared`'s pool. `Ok(notify)` if it did; `Err(runnable)` if it belongs in the injector.
+pub(crate) fn schedule_local(shared: &Shared, runnable: Runnable, is_yield: bool) -> Result<bool, Runnable> {
+    let mut slot = Some(runnable);
+    let pushed = CURRENT.try_with(|current| {
+        let mut current = current.try_borrow_mut().ok()?;
+        let current = current.as_mut()?;
+        if !std::ptr::eq(Arc::as_ptr(&current.shared), shared) {
+            return None;
+        }
+        let core = current.core.as_mut()?;
+        Some(core.push(slot.take()?, is_yield))
+    });
+    match pushed {
+        Ok(Some(notify)) => Ok(notify),
+        _ => Err(slot.take().expect("the task was not pushed, so it is still here")),
+    }
+}
+
+/// If this thread runs a worker loop (of any pool), hands its core to a fresh thread, so the
+/// caller may block this thread without stranding the core's tasks.
+pub(crate) fn hand_off_core() {
+    hand_off_if(|_| true);
+}
+
+/// If this thread runs a worker loop of `shared`'s pool, hands its core to a fresh thread.
+pub(crate) fn hand_off_core_of(shared: &Shared) {
+    hand_off_if(|current| std::ptr::eq(Arc::as_ptr(current), shared));
+}
+
+fn hand_off_if(matches: impl FnOnce(&Arc<Shared>) -> bool) {
+    let taken = CURRENT
+        .try_with(|current| {
+            let mut current = current.try_borrow_mut().ok()?;
+            let current = current.as_mut()?;
+            if !matches(&current.shared) {
+                return None;
+            }
+            Some((current.shared.clone(), current.core.take()?))
+        })
+        .ok()
+        .flatten();
+    let Some((shared, core)) = taken else { return };
+    if let Err((core, err)) = shared.start_worker(core) {
+        CURRENT.with(|current| {
+            if let Some(current) = current.borrow_mut().as_mut() {
+                current.core = Some(core);
+            }
+        });
+        panic!("crew: blocking on a worker thread needs a replacement worker thread, which could not start: {err}");
+    }
+}
+
+/// A number that spreads spawning threads over the registry's shards: the worker index on a
+/// worker thread, else a per-thread hash.
+pub(crate) fn spawn_hint() -> usize {
+    std::thread_local! {
+        static HINT: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+    let worker = CURRENT
+        .try_with(|current| {
+            let current = current.try_borrow().ok()?;
+            current.as_ref()?.core.as_ref().map(|core| core.index)
+        })
+        .ok()
+        .flatten();
+    worker.unwrap_or_else(|| {
+        HINT.try_with(|hint| {
+            hint.get().unwrap_or_else(|| {
+                let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+                hasher.write_usize(0);
+                let value = hasher.finish() as usize;
+                hint.set(Some(value));
+                value
+            })
+        })
+        .unwrap_or(0)
+    })
+}
+
+/// A small xorshift generator for picking steal victims.
+#[derive(Debug)]
+struct FastRand {
+    state: u64,
+}
+
+impl FastRand {
+    fn new(seed: u64) -> FastRand {
+        // Any non-zero state works; mix the seed so neighbouring workers diverge at once.
+        FastRand { state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1 }
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    fn below(&mut self, n: usize) -> usize {
+        let mut x = self.state;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.state = x;
+        ((u128::from(x >> 32) * n as u128) >> 32) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FastRand;
+
+    #[test]
+    fn victims_cover_every_index() {
+        let mut rng = FastRand::new(3);
+        let mut seen = [false; 7];
+        for _ in 0..1000 {
+            seen[rng.below(7)] = true;
+        }
+        assert!(seen.iter().all(|&s| s));
+    }
+}
