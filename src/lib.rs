@@ -67,6 +67,42 @@ mod task;
 mod worker;
 mod yield_now;
 
+/// Internals exposed to `loom-tests/` only: built under `--cfg loom`, never in normal builds.
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod __loom {
+    /// crew's real idle-worker protocol (`src/sleep.rs`), for model checking.
+    #[derive(Debug)]
+    pub struct Sleepers(crate::sleep::Sleepers);
+
+    #[allow(missing_docs)]
+    impl Sleepers {
+        pub fn new(workers: usize) -> Sleepers {
+            Sleepers(crate::sleep::Sleepers::new(workers))
+        }
+        pub fn notify_one(&self) -> bool {
+            self.0.notify_one()
+        }
+        pub fn try_start_searching(&self) -> bool {
+            self.0.try_start_searching()
+        }
+        pub fn stop_searching(&self) -> bool {
+            self.0.stop_searching()
+        }
+        pub fn to_parked(&self, index: usize, searching: bool) -> bool {
+            self.0.to_parked(index, searching)
+        }
+        pub fn is_parked(&self, index: usize) -> bool {
+            self.0.is_parked(index)
+        }
+        /// `(unparked, searching)`.
+        pub fn counts(&self) -> (usize, usize) {
+            let state = self.0.state();
+            (state.unparked(), state.searching())
+        }
+    }
+}
+
 pub use block_on::block_on;
 pub use config::{BuildError, Builder, MAX_STACK_SIZE, MAX_WORKERS, MIN_STACK_SIZE, WORKERS_ENV};
 pub use global::{spawn, spawn_with};

@@ -20,15 +20,17 @@ use std::future::Future;
 use std::io;
 
 use async_task::Runnable;
-use event_listener::{Event, Listener};
 
 use crate::config::{BuildError, Config};
 use crate::join::JoinHandle;
 use crate::policy::{Policy, Propagate};
 use crate::registry::Registry;
 use crate::sleep::Sleepers;
+#[cfg(not(loom))]
+use crate::sync::Listener;
 use crate::sync::{
-    fence, lock, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Injector, Mutex, Ordering, Steal, Stealer, Worker,
+    fence, lock, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex, Ordering, Steal, Stealer,
+    Worker,
 };
 use crate::worker::{self, Core};
 
@@ -156,7 +158,7 @@ impl Pool {
             config,
         });
         for (index, local) in locals.into_iter().enumerate() {
-            if let Err((_, err)) = shared.start_worker(Box::new(Core::new(index, local))) {
+            if let Err((_, err)) = Shared::start_worker(&shared, Box::new(Core::new(index, local))) {
                 // This core and the ones after it never ran.
                 shared.cores_running.fetch_sub(workers - index, Ordering::SeqCst);
                 shared.shutdown();
@@ -251,14 +253,14 @@ impl Shared {
     }
 
     /// Starts a thread running the worker loop of `core`. On failure gives `core` back.
-    pub(crate) fn start_worker(self: &Arc<Self>, core: Box<Core>) -> Result<(), (Box<Core>, io::Error)> {
-        let mut builder = thread::Builder::new().name(format!("{}-{}", self.config.thread_name, core.index()));
-        if let Some(bytes) = self.config.stack_size {
+    pub(crate) fn start_worker(this: &Arc<Self>, core: Box<Core>) -> Result<(), (Box<Core>, io::Error)> {
+        let mut builder = thread::Builder::new().name(format!("{}-{}", this.config.thread_name, core.index()));
+        if let Some(bytes) = this.config.stack_size {
             builder = builder.stack_size(bytes);
         }
         // The core travels through a slot so that a failed spawn can give it back.
         let slot = Arc::new(Mutex::new(Some(core)));
-        let (for_thread, shared) = (slot.clone(), self.clone());
+        let (for_thread, shared) = (slot.clone(), this.clone());
         let spawned = builder.spawn(move || {
             let core = lock(&for_thread).take();
             if let Some(core) = core {
@@ -267,7 +269,7 @@ impl Shared {
         });
         match spawned {
             Ok(handle) => {
-                lock(&self.threads).push(handle);
+                lock(&this.threads).push(handle);
                 Ok(())
             }
             Err(err) => {

@@ -63,9 +63,9 @@
 //! [`Sleepers::notify_all`] empties `sleeping` and hands every sleeper its token; a woken worker
 //! checks the pool's shutdown flag before anything else.
 
-use event_listener::{Event, Listener};
-
-use crate::sync::{fence, lock, AtomicBool, AtomicUsize, CachePadded, Mutex, Ordering};
+#[cfg(not(loom))]
+use crate::sync::Listener;
+use crate::sync::{fence, lock, AtomicBool, AtomicUsize, CachePadded, Event, Mutex, Ordering};
 
 /// The packed counters: `searching` in the low [`State::SEARCHING_BITS`] bits, `unparked` above.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,7 +223,7 @@ impl Sleepers {
     }
 
     /// True if worker `index` is listed as parked.
-    #[cfg(test)]
+    #[cfg(any(test, loom))]
     pub(crate) fn is_parked(&self, index: usize) -> bool {
         lock(&self.sleeping).contains(&index)
     }

@@ -280,7 +280,7 @@ fn hand_off_if(matches: impl FnOnce(&Arc<Shared>) -> bool) {
         .ok()
         .flatten();
     let Some((shared, core)) = taken else { return };
-    if let Err((core, err)) = shared.start_worker(core) {
+    if let Err((core, err)) = Shared::start_worker(&shared, core) {
         CURRENT.with(|current| {
             if let Some(current) = current.borrow_mut().as_mut() {
                 current.core = Some(core);

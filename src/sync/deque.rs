@@ -71,13 +71,6 @@ impl<T> Worker<T> {
 }
 
 impl<T> Stealer<T> {
-    pub(crate) fn steal(&self) -> Steal<T> {
-        match self.queue.lock().unwrap().pop_front() {
-            Some(task) => Steal::Success(task),
-            None => Steal::Empty,
-        }
-    }
-
     pub(crate) fn steal_batch_and_pop(&self, dest: &Worker<T>) -> Steal<T> {
         take_half(&mut self.queue.lock().unwrap(), dest)
     }

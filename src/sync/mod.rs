@@ -4,9 +4,10 @@
 //! - Every type shared between threads in crew (atomics, mutexes, `Arc`, threads, thread-locals,
 //!   the work-stealing deques, the parker behind `block_on`) is named through this module, so a
 //!   `--cfg loom` build swaps all of them for loom's model-checked versions at once.
-//! - Under loom, crossbeam-deque (whose atomics loom cannot see) is replaced by [`deque`]'s
-//!   mutex-guarded queues with the same API, and the parker by a loom mutex + condvar; under a
-//!   normal build both are the real crossbeam types.
+//! - Under loom, crossbeam-deque (whose atomics loom cannot see) is replaced by `deque`'s
+//!   mutex-guarded queues with the same API, the `block_on` parker by a loom mutex + condvar, and
+//!   event-listener's `Event` by `event`'s loom condvar (event-listener's blocking wait deadlocks
+//!   under loom); under a normal build all are the real crates' types.
 //! - Constants that size queues and intervals shrink under loom (see `config`), so the models
 //!   reach the interesting edges in few steps.
 
@@ -41,6 +42,13 @@ pub(crate) use crossbeam_utils::sync::{Parker, Unparker};
 mod parker;
 #[cfg(loom)]
 pub(crate) use parker::{Parker, Unparker};
+
+#[cfg(not(loom))]
+pub(crate) use event_listener::{Event, Listener};
+#[cfg(loom)]
+mod event;
+#[cfg(loom)]
+pub(crate) use event::Event;
 
 pub(crate) use crossbeam_utils::CachePadded;
 
