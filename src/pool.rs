@@ -309,9 +309,10 @@ impl Shared {
         if self.shutdown.swap(true, Ordering::SeqCst) {
             return;
         }
-        // A pool dropped from one of its own workers: give the core to a fresh thread (which
-        // sees the flag and exits) rather than wait for ourselves.
-        worker::hand_off_core_of(self);
+        // Shutdown blocks this thread. If it runs a worker (of this pool or another), its core
+        // goes to a fresh thread first: nothing waits behind us, and a pool dropped from one of
+        // its own workers does not wait for itself (the fresh thread sees the flag and exits).
+        worker::hand_off_core();
         self.sleepers.notify_all();
         self.wait_for_cores();
         // Pairs with the fence in `push_remote`.

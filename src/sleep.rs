@@ -51,8 +51,10 @@
 //!   was the last searcher, its `notify_one` wakes a worker that will scan after T was pushed.
 //!   If S was not the last, the same argument applies to whichever searcher is last.
 //! - If P sees no searcher but a parked worker, P wakes one, which scans after T was pushed.
-//! - If P sees no searcher and no parked worker, every worker is running; each of them ends
-//!   in a scan (as a searcher, or as the last searcher before parking) that comes after P's load.
+//! - If P sees no searcher and no parked worker, every worker is running. The first of them to
+//!   run out of local work becomes a searcher: its increment comes after P's load, so its scan
+//!   (which starts with a SeqCst fence) sees T. A worker refused the searcher role (half already
+//!   search) parks without scanning, but those searchers also started after P's load.
 //!
 //! A token handed to a parked worker is never lost either: [`Parker`] sets the token before it
 //! notifies, and the sleeper registers its event-listener before it checks the token, with a

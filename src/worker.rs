@@ -259,22 +259,10 @@ pub(crate) fn schedule_local(shared: &Shared, runnable: Runnable, is_yield: bool
 /// If this thread runs a worker loop (of any pool), hands its core to a fresh thread, so the
 /// caller may block this thread without stranding the core's tasks.
 pub(crate) fn hand_off_core() {
-    hand_off_if(|_| true);
-}
-
-/// If this thread runs a worker loop of `shared`'s pool, hands its core to a fresh thread.
-pub(crate) fn hand_off_core_of(shared: &Shared) {
-    hand_off_if(|current| std::ptr::eq(Arc::as_ptr(current), shared));
-}
-
-fn hand_off_if(matches: impl FnOnce(&Arc<Shared>) -> bool) {
     let taken = CURRENT
         .try_with(|current| {
             let mut current = current.try_borrow_mut().ok()?;
             let current = current.as_mut()?;
-            if !matches(&current.shared) {
-                return None;
-            }
             Some((current.shared.clone(), current.core.take()?))
         })
         .ok()
