@@ -7,8 +7,8 @@
 //! - The `CURRENT` borrow is never held while user code runs: the loop borrows it to pick a task,
 //!   releases it, then runs the task. A failed borrow (user code reached from inside one of crew's
 //!   own borrows) falls back to the injector, so scheduling never panics.
-//! - Order of picking: every [`GLOBAL_QUEUE_INTERVAL`] ticks the injector first (fairness to
-//!   outside spawns); then the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row (after that its
+//! - Order of picking: every [`GLOBAL_QUEUE_INTERVAL`] ticks a batch from the injector first
+//!   (fairness to outside spawns); then the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row (after that its
 //!   task goes to the back of the deque); then the deque; then a batch from the injector; then,
 //!   as a searcher, a batch stolen from a random victim or the injector; then park (see `sleep`).
 //! - A task woken while it runs (a yield) goes to the back of the deque, never the LIFO slot, so
@@ -105,7 +105,9 @@ impl Core {
     fn next_local(&mut self, shared: &Shared) -> Option<Runnable> {
         self.tick = self.tick.wrapping_add(1);
         if self.tick % GLOBAL_QUEUE_INTERVAL == 0 {
-            if let Some(runnable) = retry(|| shared.injector().steal()) {
+            // A batch, not one task: under a steady stream of yields the deque never empties,
+            // and outside spawns would otherwise trickle in at one per interval.
+            if let Some(runnable) = retry(|| shared.injector().steal_batch_and_pop(&self.local)) {
                 return Some(runnable);
             }
         }
@@ -278,11 +280,12 @@ pub(crate) fn hand_off_core() {
     }
 }
 
-/// A number that spreads spawning threads over the registry's shards: the worker index on a
-/// worker thread, else a per-thread hash.
+/// A number that spreads spawns over the registry's shards: the worker index on a worker
+/// thread; elsewhere a per-thread counter (seeded from a per-thread hash) that moves on at every
+/// spawn, so one thread spawning many tasks does not funnel their completions into one lock.
 pub(crate) fn spawn_hint() -> usize {
     std::thread_local! {
-        static HINT: Cell<Option<usize>> = const { Cell::new(None) };
+        static NEXT: Cell<Option<usize>> = const { Cell::new(None) };
     }
     let worker = CURRENT
         .try_with(|current| {
@@ -292,14 +295,14 @@ pub(crate) fn spawn_hint() -> usize {
         .ok()
         .flatten();
     worker.unwrap_or_else(|| {
-        HINT.try_with(|hint| {
-            hint.get().unwrap_or_else(|| {
+        NEXT.try_with(|next| {
+            let hint = next.get().unwrap_or_else(|| {
                 let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
                 hasher.write_usize(0);
-                let value = hasher.finish() as usize;
-                hint.set(Some(value));
-                value
-            })
+                hasher.finish() as usize
+            });
+            next.set(Some(hint.wrapping_add(1)));
+            hint
         })
         .unwrap_or(0)
     })
