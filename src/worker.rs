@@ -7,8 +7,8 @@
 //! - The `CURRENT` borrow is never held while user code runs: the loop borrows it to pick a task,
 //!   releases it, then runs the task. A failed borrow (user code reached from inside one of crew's
 //!   own borrows) falls back to the injector, so scheduling never panics.
-//! - Order of picking: every [`GLOBAL_QUEUE_INTERVAL`] ticks a batch from the injector first
-//!   (fairness to outside spawns); then the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row (after that its
+//! - Order of picking: every [`GLOBAL_QUEUE_INTERVAL`] ticks this worker's share of the injector
+//!   first (fairness to outside spawns); then the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row (after that its
 //!   task goes to the back of the deque); then the deque; then a batch from the injector; then,
 //!   as a searcher, a batch stolen from a random victim or the injector; then park (see `sleep`).
 //! - A task woken while it runs (a yield) goes to the back of the deque, never the LIFO slot, so
@@ -29,6 +29,9 @@ use crate::sync::{fence, thread_local, Arc, Ordering, Steal, Worker};
 
 /// Every this many ticks, a worker takes a task from the injector before its own queue.
 pub(crate) const GLOBAL_QUEUE_INTERVAL: u32 = if cfg!(loom) { 2 } else { 61 };
+
+/// The most tasks a worker moves from the injector at the fairness interval.
+pub(crate) const MAX_INTERVAL_BATCH: usize = if cfg!(loom) { 2 } else { 128 };
 
 /// How many tasks in a row a worker takes from its LIFO slot before going back to its deque.
 pub(crate) const MAX_LIFO_POLLS: u32 = 3;
@@ -105,9 +108,7 @@ impl Core {
     fn next_local(&mut self, shared: &Shared) -> Option<Runnable> {
         self.tick = self.tick.wrapping_add(1);
         if self.tick % GLOBAL_QUEUE_INTERVAL == 0 {
-            // A batch, not one task: under a steady stream of yields the deque never empties,
-            // and outside spawns would otherwise trickle in at one per interval.
-            if let Some(runnable) = retry(|| shared.injector().steal_batch_and_pop(&self.local)) {
+            if let Some(runnable) = self.injector_batch(shared) {
                 return Some(runnable);
             }
         }
@@ -124,6 +125,25 @@ impl Core {
             return Some(runnable);
         }
         retry(|| shared.injector().steal_batch_and_pop(&self.local))
+    }
+
+    /// At the fairness interval: this worker's share of the injector (its length divided by the
+    /// worker count, at most [`MAX_INTERVAL_BATCH`]), so that under a steady stream of yields,
+    /// which keeps the deque from ever emptying, outside spawns do not trickle in one batch per
+    /// interval. crossbeam moves at most one block per call, hence the loop.
+    fn injector_batch(&mut self, shared: &Shared) -> Option<Runnable> {
+        let injector = shared.injector();
+        let share = (injector.len() / shared.stealers().len()).clamp(1, MAX_INTERVAL_BATCH);
+        let first = retry(|| injector.steal_batch_with_limit_and_pop(&self.local, share))?;
+        let target = self.local.len() + share - 1;
+        while self.local.len() < target {
+            match injector.steal_batch_with_limit(&self.local, target - self.local.len()) {
+                Steal::Success(()) => {}
+                Steal::Empty => break,
+                Steal::Retry => std::hint::spin_loop(),
+            }
+        }
+        Some(first)
     }
 
     fn start_searching(&mut self, shared: &Shared) -> bool {

@@ -35,12 +35,13 @@ pub(crate) struct Injector<T> {
     queue: Mutex<VecDeque<T>>,
 }
 
-/// Moves up to half (rounded up) of `from` into `dest`, returning the first one moved.
-fn take_half<T>(from: &mut VecDeque<T>, dest: &Worker<T>) -> Steal<T> {
+/// Moves up to half (rounded up, at most `limit`) of `from` into `dest`, returning the first one
+/// moved.
+fn take_half<T>(from: &mut VecDeque<T>, dest: &Worker<T>, limit: usize) -> Steal<T> {
     let Some(first) = from.pop_front() else {
         return Steal::Empty;
     };
-    let extra = from.len() / 2;
+    let extra = (from.len() / 2).min(limit.saturating_sub(1));
     if extra > 0 {
         let mut dest = dest.queue.lock().unwrap();
         dest.extend(from.drain(..extra));
@@ -68,11 +69,15 @@ impl<T> Worker<T> {
     pub(crate) fn is_empty(&self) -> bool {
         self.queue.lock().unwrap().is_empty()
     }
+
+    pub(crate) fn len(&self) -> usize {
+        self.queue.lock().unwrap().len()
+    }
 }
 
 impl<T> Stealer<T> {
     pub(crate) fn steal_batch_and_pop(&self, dest: &Worker<T>) -> Steal<T> {
-        take_half(&mut self.queue.lock().unwrap(), dest)
+        take_half(&mut self.queue.lock().unwrap(), dest, usize::MAX)
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -97,10 +102,28 @@ impl<T> Injector<T> {
     }
 
     pub(crate) fn steal_batch_and_pop(&self, dest: &Worker<T>) -> Steal<T> {
-        take_half(&mut self.queue.lock().unwrap(), dest)
+        take_half(&mut self.queue.lock().unwrap(), dest, usize::MAX)
     }
 
     pub(crate) fn is_empty(&self) -> bool {
         self.queue.lock().unwrap().is_empty()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.queue.lock().unwrap().len()
+    }
+
+    pub(crate) fn steal_batch_with_limit_and_pop(&self, dest: &Worker<T>, limit: usize) -> Steal<T> {
+        take_half(&mut self.queue.lock().unwrap(), dest, limit)
+    }
+
+    pub(crate) fn steal_batch_with_limit(&self, dest: &Worker<T>, limit: usize) -> Steal<()> {
+        let mut from = self.queue.lock().unwrap();
+        let count = from.len().div_ceil(2).min(limit);
+        if count == 0 {
+            return Steal::Empty;
+        }
+        dest.queue.lock().unwrap().extend(from.drain(..count));
+        Steal::Success(())
     }
 }
