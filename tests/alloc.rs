@@ -1,0 +1,153 @@
+//! Allocation cost of spawning, measured with a counting global allocator (its own test binary,
+//! because `#[global_allocator]` applies to the whole process).
+//!
+//! Only allocations made by the spawning thread while it spawns are counted (a thread-local
+//! switch), so the workers running the tasks and other tests running in parallel do not
+//! disturb the count.
+//!
+//! Expected cost: one allocation per task, for async-task's single block holding the header,
+//! the schedule function and the future. The rest is amortized: crossbeam-deque's worker
+//! buffer grows by doubling and its injector allocates one block per 63 tasks, a private
+//! pool's registry shard is a `Vec` that grows by doubling, and crossbeam-epoch allocates once
+//! per thread. Hence the bound `N + N / 10 + SMALL`.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::with_timeout;
+
+struct CountingAllocator;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn note_allocation() {
+    // `try_with`: the allocator may run while this thread's locals are being torn down.
+    if COUNTING.try_with(Cell::get).unwrap_or(false) {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: every method forwards to `System` unchanged; counting touches no allocation.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        System.alloc(layout)
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        System.alloc_zeroed(layout)
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_allocation();
+        System.realloc(ptr, layout, new_size)
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+const N: usize = if cfg!(miri) { 100 } else { 10_000 };
+
+/// Allocations for amortized, per-thread or per-pool structures that do not grow with N.
+const SMALL: usize = 16;
+
+/// The number of allocations this thread makes while running `body`.
+///
+/// Tests share the process-wide counter, so they take turns through this lock.
+fn allocations_in(body: impl FnOnce()) -> usize {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    COUNTING.with(|c| c.set(true));
+    body();
+    COUNTING.with(|c| c.set(false));
+    ALLOCATIONS.load(Ordering::SeqCst) - before
+}
+
+fn assert_about_one_allocation_per_task(allocations: usize, per_task: usize) {
+    let tasks = per_task * N;
+    eprintln!("{allocations} allocations for {N} tasks");
+    assert!(allocations >= tasks, "{allocations} allocations for {N} tasks: fewer than {per_task} each?");
+    assert!(
+        allocations <= tasks + N / 10 + SMALL,
+        "{allocations} allocations for {N} tasks ({per_task} each expected)"
+    );
+}
+
+/// Spawns `N` tasks with `spawn`, not counting the handles' `Vec`, then awaits them. Returns
+/// the number of allocations the spawns made and the sum of the tasks' outputs.
+async fn spawn_n<S, H>(spawn: S) -> (usize, usize)
+where
+    S: Fn(usize) -> H,
+    H: std::future::Future<Output = usize>,
+{
+    let mut handles = Vec::with_capacity(N);
+    let allocations = allocations_in(|| handles.extend((0..N).map(&spawn)));
+    let mut sum = 0;
+    for handle in handles {
+        sum += handle.await;
+    }
+    (allocations, sum)
+}
+
+#[test]
+fn spawning_from_a_global_pool_worker_costs_about_one_allocation_per_task() {
+    with_timeout(|| {
+        let (allocations, sum) = crew::block_on(crew::spawn(spawn_n(|i| crew::spawn(async move { i }))));
+        assert_eq!(sum, N * (N - 1) / 2);
+        assert_about_one_allocation_per_task(allocations, 1);
+    });
+}
+
+#[test]
+fn spawning_from_a_private_pool_worker_costs_about_one_allocation_per_task() {
+    with_timeout(|| {
+        let pool = std::sync::Arc::new(crew::Pool::builder().workers(2).build().unwrap());
+        let inner = pool.clone();
+        let (allocations, sum) =
+            crew::block_on(pool.spawn(async move { spawn_n(|i| inner.spawn(async move { i })).await }));
+        assert_eq!(sum, N * (N - 1) / 2);
+        assert_about_one_allocation_per_task(allocations, 1);
+    });
+}
+
+#[test]
+fn spawning_from_outside_the_pool_costs_about_one_allocation_per_task() {
+    with_timeout(|| {
+        // Warm up: start the global pool and this thread's crossbeam-epoch handle.
+        crew::block_on(crew::spawn(async {}));
+        let (allocations, sum) = crew::block_on(spawn_n(|i| crew::spawn(async move { i })));
+        assert_eq!(sum, N * (N - 1) / 2);
+        assert_about_one_allocation_per_task(allocations, 1);
+    });
+}
+
+#[test]
+fn a_future_of_2048_bytes_or_more_costs_a_second_allocation_as_documented() {
+    with_timeout(|| {
+        crew::block_on(crew::spawn(async {}));
+        let (allocations, sum) = crew::block_on(spawn_n(|i| {
+            let big = [i as u8; 4096];
+            crew::spawn(async move { black_box_len(&big) + i - 4096 })
+        }));
+        assert_eq!(sum, N * (N - 1) / 2);
+        assert_about_one_allocation_per_task(allocations, 2);
+    });
+}
+
+fn black_box_len(bytes: &[u8]) -> usize {
+    std::hint::black_box(bytes).len()
+}
