@@ -8,6 +8,8 @@
 //! - Every poll of the user's future runs inside `catch_unwind`. After it returns `Ready` or
 //!   panics, the user's future is dropped at once, also inside `catch_unwind`, so a panicking
 //!   `Drop` counts as a panic of the task rather than unwinding out of `Runnable::run`.
+//! - A future dropped unfinished (cancelled, or dropped at pool shutdown) is dropped inside
+//!   `catch_unwind` too: a panic there never reaches async-task, which would abort the process.
 //! - A panic payload is kept for the awaiter (`Propagate`, `Catch`) or dropped right there on
 //!   the worker (`Ignore`); a payload whose own `Drop` panics is leaked, never re-thrown.
 //! - A private pool's task holds a [`Registration`] and leaves the registry when its
@@ -51,7 +53,14 @@ pin_project! {
 
     impl<F, P> PinnedDrop for TaskFuture<F, P> {
         fn drop(this: Pin<&mut Self>) {
-            if let Some(Registration { shared, key }) = this.project().registration.take() {
+            let mut this = this.project();
+            // A future dropped unfinished (cancelled, or dropped by its pool) may panic in its
+            // `Drop`; async-task aborts the process if that unwinds into it, so it stops here.
+            // The panic hook has reported it; the payload is dropped.
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| this.future.set(None))) {
+                drop_payload(payload);
+            }
+            if let Some(Registration { shared, key }) = this.registration.take() {
                 if let Some(registry) = shared.registry() {
                     registry.remove(key);
                 }
