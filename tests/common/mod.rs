@@ -164,3 +164,185 @@ pub fn await_panic<T: std::fmt::Debug>(future: impl Future<Output = T>) -> Box<d
         Err(payload) => payload,
     }
 }
+
+/// Probes for the shutdown, configuration, stress and lost-wakeup tests: a `block_on` that turns
+/// a hang into a panic, worker threads as the OS lists them, and hand-made wake primitives.
+pub mod probe {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex, OnceLock, Weak};
+    use std::task::{Context, Poll, Waker};
+    use std::thread;
+    use std::time::{Duration, Instant};
+
+    /// A waker slot the watchdog wakes now and then, so that a pending `block_on_within` re-checks
+    /// its deadline.
+    #[derive(Default)]
+    struct WatchSlot {
+        waker: Mutex<Option<Waker>>,
+    }
+
+    fn watched() -> &'static Mutex<Vec<Weak<WatchSlot>>> {
+        static WATCHED: OnceLock<Mutex<Vec<Weak<WatchSlot>>>> = OnceLock::new();
+        WATCHED.get_or_init(|| {
+            thread::Builder::new()
+                .name("test-watchdog".into())
+                .spawn(|| loop {
+                    thread::sleep(Duration::from_millis(250));
+                    let live: Vec<Arc<WatchSlot>> = {
+                        let mut slots = watched().lock().unwrap();
+                        slots.retain(|slot| slot.strong_count() > 0);
+                        slots.iter().filter_map(Weak::upgrade).collect()
+                    };
+                    for slot in live {
+                        let waker = slot.waker.lock().unwrap().clone();
+                        if let Some(waker) = waker {
+                            waker.wake();
+                        }
+                    }
+                })
+                .expect("start the watchdog thread");
+            Mutex::new(Vec::new())
+        })
+    }
+
+    /// `crew::block_on(future)`, but panics if `future` is still pending after `limit`. A
+    /// watchdog thread wakes the blocked thread (never a pool worker) every 250 ms so that it
+    /// re-checks the deadline; the deadline only turns a hang into a failure.
+    pub fn block_on_within<F: Future>(limit: Duration, what: &str, future: F) -> F::Output {
+        let start = Instant::now();
+        let slot = Arc::new(WatchSlot::default());
+        let mut registered = false;
+        let mut future = pin!(future);
+        crew::block_on(std::future::poll_fn(|cx: &mut Context<'_>| {
+            if let Poll::Ready(output) = future.as_mut().poll(cx) {
+                return Poll::Ready(output);
+            }
+            assert!(start.elapsed() < limit, "hang: still waiting after {limit:?} for {what}");
+            {
+                let mut waker = slot.waker.lock().unwrap();
+                if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                    *waker = Some(cx.waker().clone());
+                }
+            }
+            if !registered {
+                registered = true;
+                watched().lock().unwrap().push(Arc::downgrade(&slot));
+            }
+            Poll::Pending
+        }))
+    }
+
+    /// The names (`comm`, at most 15 bytes) of this process's threads that start with `prefix`.
+    pub fn threads_named(prefix: &str) -> Vec<String> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir("/proc/self/task").expect("read /proc/self/task").flatten() {
+            // A thread may exit between the listing and the read: skip it.
+            if let Ok(comm) = std::fs::read_to_string(entry.path().join("comm")) {
+                let comm = comm.trim_end_matches('\n');
+                if comm.starts_with(prefix) {
+                    names.push(comm.to_owned());
+                }
+            }
+        }
+        names.sort();
+        names
+    }
+
+    /// The kernel's id of the calling thread.
+    pub fn current_tid() -> i32 {
+        // SAFETY: gettid has no preconditions.
+        unsafe { libc::gettid() }
+    }
+
+    /// The scheduler state letter (`R`, `S`, `D`, ...) of thread `tid` of this process, if it
+    /// still exists.
+    pub fn thread_state(tid: i32) -> Option<char> {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+        // "tid (comm) S ...": comm may hold spaces and parentheses, so split after the last ')'.
+        stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+    }
+
+    /// A hand-made wake primitive: a counter that any thread bumps with [`WakeCounter::add`] and
+    /// a task awaits reaching a target with [`WakeCounter::reached`]; one waker slot.
+    #[derive(Debug, Default)]
+    pub struct WakeCounter {
+        count: AtomicUsize,
+        waker: Mutex<Option<Waker>>,
+    }
+
+    impl WakeCounter {
+        pub fn new() -> Arc<WakeCounter> {
+            Arc::new(WakeCounter::default())
+        }
+
+        /// Adds one and wakes the waiting task, if any.
+        pub fn add(&self) {
+            // The count is bumped before the slot is locked, and the waiter re-checks the count
+            // under the lock: either the waiter sees the new count, or this take sees its waker.
+            self.count.fetch_add(1, Ordering::SeqCst);
+            let waker = self.waker.lock().unwrap().take();
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+        }
+
+        pub fn count(&self) -> usize {
+            self.count.load(Ordering::SeqCst)
+        }
+
+        /// Ready once the count is at least `target`.
+        pub fn reached(self: &Arc<Self>, target: usize) -> impl Future<Output = ()> + Send + 'static {
+            let this = self.clone();
+            std::future::poll_fn(move |cx: &mut Context<'_>| {
+                if this.count() >= target {
+                    return Poll::Ready(());
+                }
+                let mut waker = this.waker.lock().unwrap();
+                if this.count() >= target {
+                    return Poll::Ready(());
+                }
+                *waker = Some(cx.waker().clone());
+                Poll::Pending
+            })
+        }
+    }
+
+    /// The waker a [`parked_forever`] future left at its last poll, and how often it was polled.
+    #[derive(Debug, Default)]
+    pub struct WakerCell {
+        waker: Mutex<Option<Waker>>,
+        polls: AtomicUsize,
+    }
+
+    impl WakerCell {
+        pub fn new() -> Arc<WakerCell> {
+            Arc::new(WakerCell::default())
+        }
+
+        pub fn polls(&self) -> usize {
+            self.polls.load(Ordering::SeqCst)
+        }
+
+        /// Wakes the stored waker (a clone of it, outside the lock). False if none is stored yet.
+        pub fn wake(&self) -> bool {
+            let waker = self.waker.lock().unwrap().clone();
+            waker.map(Waker::wake).is_some()
+        }
+
+        /// Takes the stored waker out.
+        pub fn take(&self) -> Option<Waker> {
+            self.waker.lock().unwrap().take()
+        }
+    }
+
+    /// A future that never completes; every poll stores its waker in `cell` and counts itself.
+    pub fn parked_forever(cell: Arc<WakerCell>) -> impl Future<Output = ()> + Send + 'static {
+        std::future::poll_fn(move |cx: &mut Context<'_>| {
+            *cell.waker.lock().unwrap() = Some(cx.waker().clone());
+            cell.polls.fetch_add(1, Ordering::SeqCst);
+            Poll::Pending
+        })
+    }
+}
