@@ -1,8 +1,9 @@
 //! [`JoinHandle`]: the typed handle to a spawned task.
 //!
 //! Invariants:
-//! - Dropping the handle cancels the task: its future is dropped (on the pool, or right away
-//!   if it is not running) and never polled again. `detach` gives that up and lets the task run
+//! - Dropping the handle cancels the task: its future is never polled again and is dropped by
+//!   the pool soon after (async-task schedules an idle task one last time for that; a running
+//!   task's future is dropped when its current poll returns). `detach` gives that up and lets the task run
 //!   to completion with nobody waiting for it.
 //! - The handle is a plain future over async-task's `FallibleTask`: it can be awaited from any
 //!   executor or thread; nothing in it depends on crew's thread-locals.

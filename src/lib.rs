@@ -19,13 +19,12 @@
 //! use std::sync::atomic::{AtomicUsize, Ordering};
 //! use std::sync::Arc;
 //!
-//! let pool = crew::Pool::builder().workers(2).build().unwrap();
 //! let ran = Arc::new(AtomicUsize::new(0));
-//! // One task fans out 100 children onto its worker's own deque; the other worker, idle,
-//! // steals half of them.
+//! // A task on the global pool fans out 100 children: spawned on a worker, they go to that
+//! // worker's own LIFO slot and deque; idle workers steal half of the deque at a time.
 //! let parent = {
 //!     let ran = ran.clone();
-//!     pool.spawn(async move {
+//!     crew::spawn(async move {
 //!         let children: Vec<_> = (0..100)
 //!             .map(|_| {
 //!                 let ran = ran.clone();

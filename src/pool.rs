@@ -2,7 +2,8 @@
 //!
 //! Invariants:
 //! - A pool has a fixed number of *cores* (worker slots), each with a FIFO deque whose
-//!   [`Stealer`] is in `stealers`, plus one [`Injector`] for tasks scheduled from outside. A core
+//!   [`Stealer`] is in `stealers` and a LIFO [`Slot`] in `lifo`, plus one [`Injector`] for tasks
+//!   scheduled from outside. A core
 //!   is owned by exactly one thread at a time (see `worker`); threads may outnumber cores while
 //!   some are blocked in `block_on`, never the other way round.
 //! - `schedule` puts a task in the scheduling worker's own core when that thread runs a worker of
@@ -29,8 +30,8 @@ use crate::sleep::Sleepers;
 #[cfg(not(loom))]
 use crate::sync::Listener;
 use crate::sync::{
-    fence, lock, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex, Ordering, Steal, Stealer,
-    Worker,
+    fence, lock, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex, Ordering, Slot, Steal,
+    Stealer, Worker,
 };
 use crate::worker::{self, Core};
 
@@ -38,6 +39,9 @@ use crate::worker::{self, Core};
 ///
 /// Dropping a `Pool` stops its workers, drops every task still queued or waiting for a wake
 /// exactly once (their [`JoinHandle`]s then report the task as cancelled), and joins its threads.
+///
+/// [`crew::spawn`](crate::spawn) always targets the global pool, also inside this pool's tasks;
+/// to spawn onto a private pool from its own tasks, share it (for example as an `Arc<Pool>`).
 ///
 /// # Examples
 ///
@@ -56,6 +60,9 @@ pub struct Pool {
 pub(crate) struct Shared {
     injector: CachePadded<Injector<Runnable>>,
     stealers: Box<[Stealer<Runnable>]>,
+    /// Each core's LIFO slot: filled only by its owner, taken by its owner or, as a last resort,
+    /// by a searching worker (so a task there is never stranded behind a blocked owner).
+    lifo: Box<[CachePadded<Slot<Runnable>>]>,
     pub(crate) sleepers: Sleepers,
     /// The live tasks of a private pool; `None` for the global pool, which is never dropped.
     registry: Option<Registry>,
@@ -149,6 +156,7 @@ impl Pool {
         let shared = Arc::new(Shared {
             injector: CachePadded::new(Injector::new()),
             stealers: locals.iter().map(Worker::stealer).collect(),
+            lifo: (0..workers).map(|_| CachePadded::new(Slot::new())).collect(),
             sleepers: Sleepers::new(workers),
             registry: if global { None } else { Some(Registry::new(workers)) },
             shutdown: AtomicBool::new(false),
@@ -202,6 +210,11 @@ impl Shared {
         &self.injector
     }
 
+    /// Core `index`'s LIFO slot.
+    pub(crate) fn lifo(&self, index: usize) -> &Slot<Runnable> {
+        &self.lifo[index]
+    }
+
     /// True once shutdown has begun.
     pub(crate) fn is_shutdown(&self) -> bool {
         // Acquire pairs with the SeqCst swap in `shutdown`; a late `false` only delays a
@@ -209,19 +222,28 @@ impl Shared {
         self.shutdown.load(Ordering::Acquire)
     }
 
-    /// True if the injector or any worker's deque holds a task.
+    /// True if the injector, a worker's deque or a LIFO slot holds a task. A slot cannot be
+    /// peeked: a task found in one is moved to the injector.
     pub(crate) fn has_queued_work(&self) -> bool {
-        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+        if !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty()) {
+            return true;
+        }
+        match self.lifo.iter().find_map(|slot| slot.take()) {
+            Some(runnable) => {
+                self.injector.push(runnable);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Where a woken or newly spawned task goes. `is_yield`: the task woke itself while running,
     /// so it goes to the back of the queue rather than the LIFO slot.
     pub(crate) fn schedule(&self, runnable: Runnable, is_yield: bool) {
         match worker::schedule_local(self, runnable, is_yield) {
-            Ok(true) => {
+            Ok(()) => {
                 self.sleepers.notify_one();
             }
-            Ok(false) => {}
             Err(runnable) => self.push_remote(runnable),
         }
     }
@@ -282,6 +304,7 @@ impl Shared {
     /// Called by a worker loop that exits for shutdown: drops its queued tasks, then counts
     /// the core out.
     pub(crate) fn retire_core(&self, core: Box<Core>) {
+        drop(self.lifo(core.index()).take());
         drop(core);
         // SeqCst pairs with the loads in `wait_for_cores`.
         if self.cores_running.fetch_sub(1, Ordering::SeqCst) == 1 {

@@ -14,6 +14,9 @@
 //! - A task woken while it runs (a yield) goes to the back of the deque, never the LIFO slot, so
 //!   a task that wakes itself forever cannot starve the others.
 //! - A worker never parks with a task in its LIFO slot or deque.
+//! - Every push onto a worker (LIFO slot or deque) is followed by `notify_one`, and the LIFO slot
+//!   can be taken by a searching worker as a last resort: a task is never stranded behind an
+//!   owner that blocks its thread inside a poll (a `std` lock, a barrier, long CPU work).
 //! - Nothing is stranded behind a blocked worker: `block_on` on a worker thread first hands the
 //!   whole core (slot and deque included) to a fresh thread that carries on the loop; the blocked
 //!   thread runs no more worker loop and exits once its current task's poll returns.
@@ -52,7 +55,9 @@ struct Current {
 /// One worker's local state; owned by the thread running its loop.
 pub(crate) struct Core {
     index: usize,
-    lifo: Option<Runnable>,
+    /// Whether this core may have put a task in its LIFO slot since it last emptied it (a thief
+    /// may have taken it since): saves an atomic swap per task when the slot is unused.
+    lifo_filled: bool,
     local: Worker<Runnable>,
     lifo_polls: u32,
     tick: u32,
@@ -62,26 +67,31 @@ pub(crate) struct Core {
 
 impl Core {
     pub(crate) fn new(index: usize, local: Worker<Runnable>) -> Core {
-        Core { index, lifo: None, local, lifo_polls: 0, tick: 0, searching: false, rng: FastRand::new(index as u64) }
+        Core {
+            index,
+            lifo_filled: false,
+            local,
+            lifo_polls: 0,
+            tick: 0,
+            searching: false,
+            rng: FastRand::new(index as u64),
+        }
     }
 
     pub(crate) fn index(&self) -> usize {
         self.index
     }
 
-    /// Puts a task scheduled on this worker's thread into its queues. Returns true if the
-    /// deque got a task that other workers may want to steal.
-    fn push(&mut self, runnable: Runnable, is_yield: bool) -> bool {
+    /// Puts a task scheduled on this worker's thread into its queues (a yield to the back of
+    /// the deque, anything else into the LIFO slot, whose previous task goes to the deque).
+    fn push(&mut self, shared: &Shared, runnable: Runnable, is_yield: bool) {
         if is_yield {
             self.local.push(runnable);
-            return true;
+            return;
         }
-        match self.lifo.replace(runnable) {
-            Some(previous) => {
-                self.local.push(previous);
-                true
-            }
-            None => false,
+        self.lifo_filled = true;
+        if let Some(previous) = shared.lifo(self.index).swap(runnable) {
+            self.local.push(previous);
         }
     }
 
@@ -112,7 +122,7 @@ impl Core {
                 return Some(runnable);
             }
         }
-        if let Some(runnable) = self.lifo.take() {
+        if let Some(runnable) = self.take_lifo(shared) {
             if self.lifo_polls < MAX_LIFO_POLLS {
                 self.lifo_polls += 1;
                 return Some(runnable);
@@ -124,7 +134,9 @@ impl Core {
         if let Some(runnable) = self.local.pop() {
             return Some(runnable);
         }
-        retry(|| shared.injector().steal_batch_and_pop(&self.local))
+        let runnable = retry(|| shared.injector().steal_batch_and_pop(&self.local))?;
+        self.share_batch(shared);
+        Some(runnable)
     }
 
     /// At the fairness interval: this worker's share of the injector (its length divided by the
@@ -134,8 +146,8 @@ impl Core {
     fn injector_batch(&mut self, shared: &Shared) -> Option<Runnable> {
         let injector = shared.injector();
         let share = (injector.len() / shared.stealers().len()).clamp(1, MAX_INTERVAL_BATCH);
-        let first = retry(|| injector.steal_batch_with_limit_and_pop(&self.local, share))?;
         let target = self.local.len() + share - 1;
+        let first = retry(|| injector.steal_batch_with_limit_and_pop(&self.local, share))?;
         while self.local.len() < target {
             match injector.steal_batch_with_limit(&self.local, target - self.local.len()) {
                 Steal::Success(()) => {}
@@ -143,7 +155,23 @@ impl Core {
                 Steal::Retry => std::hint::spin_loop(),
             }
         }
+        self.share_batch(shared);
         Some(first)
+    }
+
+    /// After moving a batch into the deque: tasks there are stealable, so an idle worker may
+    /// take some (a parking worker's re-scan could have missed them while they were in transit).
+    fn share_batch(&self, shared: &Shared) {
+        if !self.local.is_empty() {
+            shared.sleepers.notify_one();
+        }
+    }
+
+    fn take_lifo(&mut self, shared: &Shared) -> Option<Runnable> {
+        if !std::mem::replace(&mut self.lifo_filled, false) {
+            return None;
+        }
+        shared.lifo(self.index).take()
     }
 
     fn start_searching(&mut self, shared: &Shared) -> bool {
@@ -158,7 +186,8 @@ impl Core {
         }
     }
 
-    /// One sweep over the other workers' deques (from a random one) and the injector.
+    /// One sweep over the other workers' deques (from a random one) and the injector, then, as
+    /// a last resort, their LIFO slots (a task there may be stuck behind a blocked owner).
     fn steal(&mut self, shared: &Shared) -> Option<Runnable> {
         // A scan starts after a SeqCst fence (see `sleep`'s proof).
         fence(Ordering::SeqCst);
@@ -173,12 +202,22 @@ impl Core {
                 return Some(runnable);
             }
         }
-        retry(|| shared.injector().steal_batch_and_pop(&self.local))
+        if let Some(runnable) = retry(|| shared.injector().steal_batch_and_pop(&self.local)) {
+            return Some(runnable);
+        }
+        (0..stealers.len())
+            .map(|offset| (start + offset) % stealers.len())
+            .filter(|&victim| victim != self.index)
+            .find_map(|victim| shared.lifo(victim).take())
     }
 
     /// Parks until woken (see `sleep`). Returns at once if this core has local work.
     fn park(&mut self, shared: &Shared) {
-        if self.lifo.is_some() || !self.local.is_empty() {
+        if let Some(runnable) = self.take_lifo(shared) {
+            self.local.push(runnable);
+            return;
+        }
+        if !self.local.is_empty() {
             return;
         }
         let was_searching = std::mem::replace(&mut self.searching, false);
@@ -202,8 +241,8 @@ impl Core {
 
 impl Drop for Core {
     fn drop(&mut self) {
-        // Queued tasks are dropped one by one (dropping their futures) when a core retires.
-        drop(self.lifo.take());
+        // Queued tasks are dropped one by one (dropping their futures) when a core retires;
+        // `Shared::retire_core` empties the LIFO slot.
         while let Some(runnable) = self.local.pop() {
             drop(runnable);
         }
@@ -260,8 +299,8 @@ pub(crate) fn run(shared: Arc<Shared>, core: Box<Core>) {
 }
 
 /// Tries to put `runnable` into the current thread's core, if this thread runs a worker of
-/// `shared`'s pool. `Ok(notify)` if it did; `Err(runnable)` if it belongs in the injector.
-pub(crate) fn schedule_local(shared: &Shared, runnable: Runnable, is_yield: bool) -> Result<bool, Runnable> {
+/// `shared`'s pool. `Err(runnable)` if it belongs in the injector.
+pub(crate) fn schedule_local(shared: &Shared, runnable: Runnable, is_yield: bool) -> Result<(), Runnable> {
     let mut slot = Some(runnable);
     let pushed = CURRENT.try_with(|current| {
         let mut current = current.try_borrow_mut().ok()?;
@@ -270,10 +309,11 @@ pub(crate) fn schedule_local(shared: &Shared, runnable: Runnable, is_yield: bool
             return None;
         }
         let core = current.core.as_mut()?;
-        Some(core.push(slot.take()?, is_yield))
+        core.push(shared, slot.take()?, is_yield);
+        Some(())
     });
     match pushed {
-        Ok(Some(notify)) => Ok(notify),
+        Ok(Some(())) => Ok(()),
         _ => Err(slot.take().expect("the task was not pushed, so it is still here")),
     }
 }

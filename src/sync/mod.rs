@@ -52,6 +52,61 @@ pub(crate) use event::Event;
 
 pub(crate) use crossbeam_utils::CachePadded;
 
+/// A one-task slot that any thread may swap into or take from: a lock-free `AtomicCell` (a
+/// `Runnable` is one pointer), or a loom mutex under loom.
+pub(crate) struct Slot<T> {
+    #[cfg(not(loom))]
+    cell: crossbeam_utils::atomic::AtomicCell<Option<T>>,
+    #[cfg(loom)]
+    cell: Mutex<Option<T>>,
+}
+
+impl<T> std::fmt::Debug for Slot<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Slot")
+    }
+}
+
+impl<T> Slot<T> {
+    pub(crate) fn new() -> Slot<T> {
+        #[cfg(not(loom))]
+        let cell = crossbeam_utils::atomic::AtomicCell::new(None);
+        #[cfg(loom)]
+        let cell = Mutex::new(None);
+        Slot { cell }
+    }
+
+    /// Puts `value` in, returning what was there.
+    pub(crate) fn swap(&self, value: T) -> Option<T> {
+        #[cfg(not(loom))]
+        {
+            self.cell.swap(Some(value))
+        }
+        #[cfg(loom)]
+        {
+            lock(&self.cell).replace(value)
+        }
+    }
+
+    /// Takes what is there.
+    pub(crate) fn take(&self) -> Option<T> {
+        #[cfg(not(loom))]
+        {
+            self.cell.take()
+        }
+        #[cfg(loom)]
+        {
+            lock(&self.cell).take()
+        }
+    }
+
+    /// True if the slot is lock-free (it is, for pointer-sized `Option<T>`).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn is_lock_free() -> bool {
+        crossbeam_utils::atomic::AtomicCell::<Option<T>>::is_lock_free()
+    }
+}
+
 /// Locks `mutex`, ignoring poisoning: crew never runs user code while holding one of its own
 /// locks, so a poisoned lock can only come from a panic inside crew's short critical sections,
 /// whose data stays consistent at every step.
@@ -63,5 +118,24 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     #[cfg(loom)]
     {
         mutex.lock().unwrap()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::Slot;
+
+    #[test]
+    fn a_task_slot_is_lock_free() {
+        assert!(Slot::<async_task::Runnable>::is_lock_free());
+    }
+
+    #[test]
+    fn slot_swap_returns_the_previous_value() {
+        let slot = Slot::new();
+        assert_eq!(slot.swap(Box::new(1)), None);
+        assert_eq!(slot.swap(Box::new(2)), Some(Box::new(1)));
+        assert_eq!(slot.take(), Some(Box::new(2)));
+        assert_eq!(slot.take(), None);
     }
 }
