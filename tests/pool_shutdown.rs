@@ -74,6 +74,16 @@ impl Gate {
 
 /// Occupies every worker of `pool` with a task that blocks its thread on `gate`; returns once
 /// all of them run, so that tasks spawned afterwards stay queued.
+/// Spawns a detached task that holds `guard` and stays pending until its pool drops it.
+fn spawn_parked_holding<G: Send + 'static>(pool: &crew::Pool, guard: G, cell: &Arc<WakerCell>) {
+    let cell = cell.clone();
+    pool.spawn(async move {
+        let _guard = guard;
+        parked_forever(cell).await;
+    })
+    .detach();
+}
+
 fn block_all_workers(pool: &crew::Pool, gate: &Arc<Gate>) {
     let started = Arc::new(AtomicUsize::new(0));
     for _ in 0..pool.workers() {
@@ -128,12 +138,7 @@ fn pending_detached_tasks_are_dropped_exactly_once() {
         let drops = DropCounts::new(TASKS);
         let cells: Vec<_> = (0..TASKS).map(|_| WakerCell::new()).collect();
         for (i, cell) in cells.iter().enumerate() {
-            let (probe, cell) = (drops.probe(i), cell.clone());
-            pool.spawn(async move {
-                let _probe = probe;
-                parked_forever(cell).await;
-            })
-            .detach();
+            spawn_parked_holding(&pool, drops.probe(i), cell);
         }
         wait_until("every task to be polled once", || cells.iter().all(|c| c.polls() >= 1));
         assert_eq!(drops.get(0), 0, "pending tasks are alive until the pool drops them");
@@ -158,12 +163,7 @@ fn queued_tasks_in_the_injector_and_a_workers_deque_are_dropped_exactly_once() {
         let drops = DropCounts::new(TASKS);
         let cells: Vec<_> = (0..half).map(|_| WakerCell::new()).collect();
         for (i, cell) in cells.iter().enumerate() {
-            let (probe, cell) = (drops.probe(i), cell.clone());
-            pool.spawn(async move {
-                let _probe = probe;
-                parked_forever(cell).await;
-            })
-            .detach();
+            spawn_parked_holding(&pool, drops.probe(i), cell);
         }
         wait_until("the local tasks to be polled once", || cells.iter().all(|c| c.polls() == 1));
 
@@ -486,12 +486,7 @@ fn tasks_spawned_by_drops_during_shutdown_run() {
         // Half pending (dropped by the dropping thread), half queued behind blocked workers.
         let cells: Vec<_> = (0..tasks / 2).map(|_| WakerCell::new()).collect();
         for (id, cell) in cells.iter().enumerate() {
-            let (guard, cell) = (SpawnOnDrop { id, report: report.clone() }, cell.clone());
-            pool.spawn(async move {
-                let _guard = guard;
-                parked_forever(cell).await;
-            })
-            .detach();
+            spawn_parked_holding(&pool, SpawnOnDrop { id, report: report.clone() }, cell);
         }
         wait_until("the pending tasks to be polled once", || cells.iter().all(|c| c.polls() >= 1));
         let gate = Arc::new(Gate::default());
@@ -536,13 +531,8 @@ fn drops_that_wake_other_tasks_of_the_dropped_pool_drop_each_once() {
         let cells: Vec<_> = (0..2 * pairs).map(|_| WakerCell::new()).collect();
         for i in 0..2 * pairs {
             // Task i wakes its partner (i ^ 1) when dropped, whichever of the two goes first.
-            let (probe, cell, partner) = (drops.probe(i), cells[i].clone(), WakeOnDrop(cells[i ^ 1].clone()));
-            pool.spawn(async move {
-                let _partner = partner;
-                let _probe = probe;
-                parked_forever(cell).await;
-            })
-            .detach();
+            // A tuple drops in field order: the probe counts the drop, then the partner is woken.
+            spawn_parked_holding(&pool, (drops.probe(i), WakeOnDrop(cells[i ^ 1].clone())), &cells[i]);
         }
         wait_until("every task to be polled once", || cells.iter().all(|c| c.polls() >= 1));
         drop(pool);
