@@ -15,15 +15,41 @@ use std::io;
 use crate::pool::Pool;
 
 /// The largest accepted worker count, for a pool or for `CREW_WORKERS`.
+///
+/// # Examples
+///
+/// ```
+/// assert!(crew::Pool::builder().workers(crew::MAX_WORKERS + 1).build().is_err());
+/// ```
 pub const MAX_WORKERS: usize = 1024;
 
 /// The smallest accepted worker stack size, in bytes.
+///
+/// # Examples
+///
+/// ```
+/// assert!(crew::Pool::builder().workers(1).stack_size(crew::MIN_STACK_SIZE - 1).build().is_err());
+/// assert!(crew::Pool::builder().workers(1).stack_size(crew::MIN_STACK_SIZE).build().is_ok());
+/// ```
 pub const MIN_STACK_SIZE: usize = 64 * 1024;
 
 /// The largest accepted worker stack size, in bytes.
+///
+/// # Examples
+///
+/// ```
+/// assert!(crew::Pool::builder().workers(1).stack_size(crew::MAX_STACK_SIZE + 1).build().is_err());
+/// ```
 pub const MAX_STACK_SIZE: usize = 1 << 30;
 
 /// The environment variable that sizes the global pool.
+///
+/// # Examples
+///
+/// ```
+/// // Read once, when the global pool starts; `CREW_WORKERS=4 cargo run` gives it 4 workers.
+/// assert_eq!(crew::WORKERS_ENV, "CREW_WORKERS");
+/// ```
 pub const WORKERS_ENV: &str = "CREW_WORKERS";
 
 const DEFAULT_THREAD_NAME: &str = "crew-worker";

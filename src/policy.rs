@@ -20,6 +20,16 @@ use std::panic;
 pub(crate) type Payload = Box<dyn Any + Send + 'static>;
 
 /// What the awaiter of a task whose pool dropped it before it finished is told.
+///
+/// # Examples
+///
+/// ```
+/// let pool = crew::Pool::builder().workers(1).build().unwrap();
+/// let handle = pool.spawn(std::future::pending::<()>());
+/// drop(pool);
+/// let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crew::block_on(handle))).unwrap_err();
+/// assert_eq!(payload.downcast_ref::<String>().map(String::as_str), Some(crew::CANCELLED_MESSAGE));
+/// ```
 pub const CANCELLED_MESSAGE: &str = "crew: the task was dropped before it finished, because its pool shut down";
 
 mod sealed {
@@ -118,6 +128,14 @@ pub struct Ignore;
 
 impl Ignore {
     /// The message awaiting an `Ignore` task's handle panics with, if the task panicked.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::spawn_with(crew::Ignore, async { panic!("the payload") });
+    /// let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crew::block_on(handle))).unwrap_err();
+    /// assert_eq!(payload.downcast_ref::<String>().map(String::as_str), Some(crew::Ignore::PANIC_MESSAGE));
+    /// ```
     pub const PANIC_MESSAGE: &'static str =
         "crew: the awaited task panicked; its payload was dropped by the Ignore policy (the panic hook reported it)";
 }
