@@ -65,7 +65,9 @@ pub(crate) struct Shared {
     lifo: Box<[CachePadded<Slot<Runnable>>]>,
     pub(crate) sleepers: Sleepers,
     /// The live tasks of a private pool; `None` for the global pool, which is never dropped.
-    registry: Option<Registry>,
+    /// Its own `Arc`, so that each task's reference to it does not share a cache line with the
+    /// references its schedule function holds to `Shared`.
+    registry: Option<Arc<Registry>>,
     shutdown: AtomicBool,
     /// Cores whose worker loop has not exited yet.
     cores_running: AtomicUsize,
@@ -158,7 +160,7 @@ impl Pool {
             stealers: locals.iter().map(Worker::stealer).collect(),
             lifo: (0..workers).map(|_| CachePadded::new(Slot::new())).collect(),
             sleepers: Sleepers::new(workers),
-            registry: if global { None } else { Some(Registry::new(workers)) },
+            registry: if global { None } else { Some(Arc::new(Registry::new(workers))) },
             shutdown: AtomicBool::new(false),
             cores_running: AtomicUsize::new(workers),
             cores_exited: Event::new(),
@@ -198,7 +200,7 @@ impl fmt::Debug for Pool {
 }
 
 impl Shared {
-    pub(crate) fn registry(&self) -> Option<&Registry> {
+    pub(crate) fn registry(&self) -> Option<&Arc<Registry>> {
         self.registry.as_ref()
     }
 

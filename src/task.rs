@@ -28,7 +28,7 @@ use pin_project_lite::pin_project;
 use crate::join::JoinHandle;
 use crate::policy::{Payload, Policy};
 use crate::pool::Shared;
-use crate::registry::Key;
+use crate::registry::{Key, Registry};
 use crate::sync::Arc;
 
 /// What a task's future resolves to inside async-task: the value, or the panic payload
@@ -38,7 +38,7 @@ pub(crate) type TaskOutput<T> = Result<T, Option<Payload>>;
 /// A private pool task's entry in its pool's registry.
 #[derive(Debug)]
 pub(crate) struct Registration {
-    shared: Arc<Shared>,
+    registry: Arc<Registry>,
     key: Key,
 }
 
@@ -60,10 +60,8 @@ pin_project! {
             if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| this.future.set(None))) {
                 drop_payload(payload);
             }
-            if let Some(Registration { shared, key }) = this.registration.take() {
-                if let Some(registry) = shared.registry() {
-                    registry.remove(key);
-                }
+            if let Some(Registration { registry, key }) = this.registration.take() {
+                registry.remove(key);
             }
         }
     }
@@ -146,7 +144,7 @@ where
         for_schedule.schedule(runnable, info.woken_while_running);
     });
     let spawn = |key| {
-        let registration = Some(Registration { shared: shared.clone(), key });
+        let registration = Some(Registration { registry: registry.clone(), key });
         async_task::Builder::new()
             .spawn(move |()| TaskFuture::<F, P> { future: Some(future), registration, policy: PhantomData }, schedule)
     };

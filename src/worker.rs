@@ -63,6 +63,8 @@ pub(crate) struct Core {
     tick: u32,
     searching: bool,
     rng: FastRand,
+    /// Spawns made on this core, to spread their registry entries over shards.
+    spawns: usize,
 }
 
 impl Core {
@@ -75,6 +77,7 @@ impl Core {
             tick: 0,
             searching: false,
             rng: FastRand::new(index as u64),
+            spawns: 0,
         }
     }
 
@@ -349,8 +352,10 @@ pub(crate) fn spawn_hint() -> usize {
     }
     let worker = CURRENT
         .try_with(|current| {
-            let current = current.try_borrow().ok()?;
-            current.as_ref()?.core.as_ref().map(|core| core.index)
+            let mut current = current.try_borrow_mut().ok()?;
+            let core = current.as_mut()?.core.as_mut()?;
+            core.spawns = core.spawns.wrapping_add(1);
+            Some(core.index.wrapping_add(core.spawns))
         })
         .ok()
         .flatten();
