@@ -69,6 +69,7 @@ fn child_first_spawn() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs this test binary as a child process, which miri cannot start")]
 fn bad_crew_workers_make_the_first_spawn_panic() {
     for (value, shown) in bad_values() {
         let output = run_child("child_first_spawn", value.clone());
@@ -105,6 +106,7 @@ fn child_build_global() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs this test binary as a child process, which miri cannot start")]
 fn bad_crew_workers_make_build_global_fail() {
     for (value, shown) in bad_values().into_iter().take(6) {
         let output = run_child("child_build_global", value.clone());
@@ -150,6 +152,7 @@ fn child_global_pool_size() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs this test binary as a child process, which miri cannot start")]
 fn crew_workers_sizes_the_global_pool() {
     for (value, workers) in [("3", 3), ("1", 1), (" 2\n", 2), ("0005", 5)] {
         let output = run_child("child_global_pool_size", OsStr::new(value).to_owned());

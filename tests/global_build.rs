@@ -7,6 +7,7 @@ use common::probe::threads_named;
 use common::{wait_until, with_timeout};
 
 #[test]
+#[cfg_attr(miri, ignore = "reads /proc/self/task: miri isolates it, and its threads are not the kernel's")]
 fn build_global_configures_the_global_pool_once() {
     with_timeout(|| {
         // A refused configuration starts nothing, and leaves the global pool unconfigured.

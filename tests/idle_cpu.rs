@@ -34,6 +34,7 @@ fn states_of(prefix: &str) -> Vec<char> {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "measures CPU time with getrusage and reads /proc, neither of which miri supports")]
 fn an_idle_pool_uses_less_than_one_percent_of_a_core() {
     with_timeout(idle_pool_body);
 }

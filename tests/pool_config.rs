@@ -37,6 +37,7 @@ fn use_two_mib_of_stack(seed: u8) -> u64 {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "reads /proc/self/task: miri isolates it, and its threads are not the kernel's")]
 fn workers_sets_the_number_of_distinct_worker_threads() {
     with_timeout(|| {
         for workers in [1, 2, 3, 5, 8] {
@@ -74,6 +75,7 @@ fn thread_name_sets_every_worker_prefix_and_the_default_is_crew_worker() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "reads the stack size with pthread_getattr_np, which miri does not support")]
 fn stack_size_applies_to_every_worker_and_replacement_thread() {
     with_timeout(|| {
         const STACK: usize = 8 << 20;
@@ -170,6 +172,7 @@ fn thread_names_with_a_nul_byte_are_refused() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "reads /proc/self/task: miri isolates it, and its threads are not the kernel's")]
 fn an_invalid_configuration_starts_no_thread() {
     with_timeout(|| {
         let bad = [
