@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, Once};
 
 use common::{assert_all_workers_run, await_panic, payload_message, wait_until, with_timeout, DropCounter};
 
-const FLOOD: usize = if cfg!(miri) { 50 } else { 10_000 };
+const FLOOD: usize = if cfg!(miri) { 20 } else { 10_000 };
 
 /// Panics whose message starts with this are expected: the hook counts them and prints nothing.
 const EXPECTED: &str = "expected:";

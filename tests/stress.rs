@@ -14,7 +14,7 @@ use std::thread;
 use common::probe::{block_on_within, WakeCounter};
 use common::{wait_until, with_timeout, DropCounter, HANG_TIMEOUT};
 
-const TINY_TASKS: usize = if cfg!(miri) { 1_000 } else { 1_000_000 };
+const TINY_TASKS: usize = if cfg!(miri) { 200 } else { 1_000_000 };
 const TREE_NODES: usize = if cfg!(miri) { 500 } else { 100_000 };
 const WOKEN_TASKS: usize = if cfg!(miri) { 50 } else { 10_000 };
 const WAKERS: usize = 8;
