@@ -61,7 +61,8 @@ pub(crate) struct Shared {
     injector: CachePadded<Injector<Runnable>>,
     stealers: Box<[Stealer<Runnable>]>,
     /// Each core's LIFO slot: filled only by its owner, taken by its owner or, as a last resort,
-    /// by a searching worker (so a task there is never stranded behind a blocked owner).
+    /// by a searching worker (so a task there is never stranded behind a blocked owner). Its
+    /// mutex is uncontended but for those last-resort steals.
     lifo: Box<[CachePadded<Slot<Runnable>>]>,
     pub(crate) sleepers: Sleepers,
     /// The live tasks of a private pool; `None` for the global pool, which is never dropped.

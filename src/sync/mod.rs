@@ -52,12 +52,11 @@ pub(crate) use event::Event;
 
 pub(crate) use crossbeam_utils::CachePadded;
 
-/// A one-task slot that any thread may swap into or take from: a lock-free `AtomicCell` (a
-/// `Runnable` is one pointer), or a loom mutex under loom.
+/// A one-task slot that any thread may swap into or take from, behind a mutex (a loom mutex
+/// under loom). Not crossbeam's lock-free `AtomicCell`: for a pointer-sized `Option<Runnable>` it
+/// round-trips the pointer through an integer, dropping its provenance, which miri reports as
+/// undefined behaviour (crossbeam-rs/crossbeam#908).
 pub(crate) struct Slot<T> {
-    #[cfg(not(loom))]
-    cell: crossbeam_utils::atomic::AtomicCell<Option<T>>,
-    #[cfg(loom)]
     cell: Mutex<Option<T>>,
 }
 
@@ -69,41 +68,17 @@ impl<T> std::fmt::Debug for Slot<T> {
 
 impl<T> Slot<T> {
     pub(crate) fn new() -> Slot<T> {
-        #[cfg(not(loom))]
-        let cell = crossbeam_utils::atomic::AtomicCell::new(None);
-        #[cfg(loom)]
-        let cell = Mutex::new(None);
-        Slot { cell }
+        Slot { cell: Mutex::new(None) }
     }
 
     /// Puts `value` in, returning what was there.
     pub(crate) fn swap(&self, value: T) -> Option<T> {
-        #[cfg(not(loom))]
-        {
-            self.cell.swap(Some(value))
-        }
-        #[cfg(loom)]
-        {
-            lock(&self.cell).replace(value)
-        }
+        lock(&self.cell).replace(value)
     }
 
     /// Takes what is there.
     pub(crate) fn take(&self) -> Option<T> {
-        #[cfg(not(loom))]
-        {
-            self.cell.take()
-        }
-        #[cfg(loom)]
-        {
-            lock(&self.cell).take()
-        }
-    }
-
-    /// True if the slot is lock-free (it is, for pointer-sized `Option<T>`).
-    #[cfg(all(test, not(loom)))]
-    pub(crate) fn is_lock_free() -> bool {
-        crossbeam_utils::atomic::AtomicCell::<Option<T>>::is_lock_free()
+        lock(&self.cell).take()
     }
 }
 
@@ -124,11 +99,6 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::Slot;
-
-    #[test]
-    fn a_task_slot_is_lock_free() {
-        assert!(Slot::<async_task::Runnable>::is_lock_free());
-    }
 
     #[test]
     fn slot_swap_returns_the_previous_value() {
