@@ -294,7 +294,21 @@ impl Shared {
         });
         match spawned {
             Ok(handle) => {
-                lock(&this.threads).push(handle);
+                let finished = {
+                    let mut threads = lock(&this.threads);
+                    // Threads that gave their core away and returned are joined here, so that a
+                    // long-lived pool (the global one is never dropped) does not pile up
+                    // exited-but-unjoined threads, each holding its stack until joined.
+                    let (finished, running) =
+                        std::mem::take(&mut *threads).into_iter().partition(crate::sync::is_finished);
+                    *threads = running;
+                    threads.push(handle);
+                    finished
+                };
+                for thread in finished {
+                    // It has returned: joining does not block. A panic there is a crew bug.
+                    let _ = thread.join();
+                }
                 Ok(())
             }
             Err(err) => {
@@ -369,5 +383,27 @@ impl Shared {
 impl fmt::Debug for Shared {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Shared").field("workers", &self.stealers.len()).finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_that_gave_their_core_away_are_reaped() {
+        let pool = crate::Builder::new().workers(1).build().unwrap();
+        let handles = || lock(&pool.shared.threads).len();
+        // Each block_on on the worker starts a replacement thread; the old one returns after
+        // its task's poll. Without reaping, the list only grows.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        for round in 0.. {
+            crate::block_on(pool.spawn(async { crate::block_on(async {}) }));
+            if round >= 20 && handles() <= 2 {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{} thread handles kept after {round} hand-offs", handles());
+            std::thread::yield_now();
+        }
     }
 }

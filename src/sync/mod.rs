@@ -82,6 +82,20 @@ impl<T> Slot<T> {
     }
 }
 
+/// True if the thread has returned (so joining it will not block). loom's handles cannot tell:
+/// under loom none is reaped early, which only keeps them until the pool's shutdown joins them.
+pub(crate) fn is_finished(handle: &thread::JoinHandle<()>) -> bool {
+    #[cfg(not(loom))]
+    {
+        handle.is_finished()
+    }
+    #[cfg(loom)]
+    {
+        let _ = handle;
+        false
+    }
+}
+
 /// Locks `mutex`, ignoring poisoning: crew never runs user code while holding one of its own
 /// locks, so a poisoned lock can only come from a panic inside crew's short critical sections,
 /// whose data stays consistent at every step.
