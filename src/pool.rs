@@ -3,9 +3,8 @@
 //! Invariants:
 //! - A pool has a fixed number of *cores* (worker slots), each with a FIFO deque whose
 //!   [`Stealer`] is in `stealers` and a LIFO [`Slot`] in `lifo`, plus one [`Injector`] for tasks
-//!   scheduled from outside. A core
-//!   is owned by exactly one thread at a time (see `worker`); threads may outnumber cores while
-//!   some are blocked in `block_on`, never the other way round.
+//!   scheduled from outside. A core is owned by exactly one thread at a time (see `worker`);
+//!   threads may outnumber cores while some are blocked in `block_on`, never the other way round.
 //! - `schedule` puts a task in the scheduling worker's own core when that thread runs a worker of
 //!   this pool, else in the injector; work that other workers should see ends with
 //!   `Sleepers::notify_one` (see `sleep` for why no wakeup is lost).

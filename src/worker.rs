@@ -8,9 +8,10 @@
 //!   releases it, then runs the task. A failed borrow (user code reached from inside one of crew's
 //!   own borrows) falls back to the injector, so scheduling never panics.
 //! - Order of picking: every [`GLOBAL_QUEUE_INTERVAL`] ticks this worker's share of the injector
-//!   first (fairness to outside spawns); then the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row (after that its
-//!   task goes to the back of the deque); then the deque; then a batch from the injector; then,
-//!   as a searcher, a batch stolen from a random victim or the injector; then park (see `sleep`).
+//!   first (fairness to outside spawns); then the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a
+//!   row (after that its task goes to the back of the deque); then the deque; then a batch from the
+//!   injector; then, as a searcher, a batch stolen from a random victim or the injector, or a
+//!   victim's LIFO slot as a last resort; then park (see `sleep`).
 //! - A task woken while it runs (a yield) goes to the back of the deque, never the LIFO slot, so
 //!   a task that wakes itself forever cannot starve the others.
 //! - A worker never parks with a task in its LIFO slot or deque.
@@ -56,7 +57,7 @@ struct Current {
 pub(crate) struct Core {
     index: usize,
     /// Whether this core may have put a task in its LIFO slot since it last emptied it (a thief
-    /// may have taken it since): saves an atomic swap per task when the slot is unused.
+    /// may have taken it since): saves locking the slot per task when it is unused.
     lifo_filled: bool,
     local: Worker<Runnable>,
     lifo_polls: u32,
