@@ -73,6 +73,7 @@ pub struct Builder {
     workers: Option<usize>,
     thread_name: Option<String>,
     stack_size: Option<usize>,
+    drive_reactor: Option<bool>,
 }
 
 /// The checked configuration a pool starts with.
@@ -81,6 +82,7 @@ pub(crate) struct Config {
     pub(crate) workers: usize,
     pub(crate) thread_name: String,
     pub(crate) stack_size: Option<usize>,
+    pub(crate) drive_reactor: bool,
 }
 
 impl Builder {
@@ -136,6 +138,29 @@ impl Builder {
     /// ```
     pub fn stack_size(mut self, bytes: usize) -> Builder {
         self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Sets whether idle workers drive async-io's reactor (sockets and timers) while they park.
+    /// On by default.
+    ///
+    /// With it on, a worker that runs out of work waits inside `async_io::block_on`, and
+    /// whichever parked worker holds the reactor waits in epoll: an I/O event or a timer wakes its
+    /// task right there, on a worker thread. With it off, workers park on a plain event-listener
+    /// and async-io's own fallback thread (`async-io`) drives the reactor, one thread hop away.
+    /// `BENCHMARKS.md` measures both under an HTTP load.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let pool = crew::Pool::builder().workers(1).drive_reactor(false).build().unwrap();
+    /// // Timers still fire: async-io's fallback thread drives the reactor instead.
+    /// crew::block_on(pool.spawn(crew::time::sleep(Duration::from_millis(1))));
+    /// ```
+    pub fn drive_reactor(mut self, drive: bool) -> Builder {
+        self.drive_reactor = Some(drive);
         self
     }
 
@@ -198,7 +223,12 @@ impl Builder {
         if thread_name.contains('\0') {
             return Err(BuildError { kind: Kind::ThreadName(thread_name) });
         }
-        Ok(Config { workers, thread_name, stack_size: self.stack_size })
+        Ok(Config {
+            workers,
+            thread_name,
+            stack_size: self.stack_size,
+            drive_reactor: self.drive_reactor.unwrap_or(true),
+        })
     }
 }
 

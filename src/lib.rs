@@ -54,15 +54,21 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub, rust_2018_idioms)]
 
 mod block_on;
+#[cfg(not(loom))]
+mod blocking;
 mod config;
 mod global;
 mod join;
+#[cfg(not(loom))]
+pub mod net;
 mod policy;
 mod pool;
 mod registry;
 mod sleep;
 mod sync;
 mod task;
+#[cfg(not(loom))]
+pub mod time;
 mod worker;
 mod yield_now;
 
@@ -103,9 +109,31 @@ pub mod __loom {
 }
 
 pub use block_on::block_on;
+#[cfg(not(loom))]
+pub use blocking::{spawn_blocking, spawn_blocking_with, MAX_BLOCKING_THREADS};
 pub use config::{BuildError, Builder, MAX_STACK_SIZE, MAX_WORKERS, MIN_STACK_SIZE, WORKERS_ENV};
 pub use global::{spawn, spawn_with};
 pub use join::JoinHandle;
 pub use policy::{Catch, Ignore, JoinError, Policy, Propagate, CANCELLED_MESSAGE};
 pub use pool::Pool;
 pub use yield_now::{yield_now, YieldNow};
+
+/// Async I/O traits and helpers for [`net`]'s sockets: futures-lite's `io` module
+/// (`AsyncReadExt`, `AsyncWriteExt`, `AsyncBufReadExt`, `BufReader`, `copy`, ...), re-exported.
+///
+/// # Examples
+///
+/// ```
+/// use crew::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// let (mut a, mut b) = crew::net::UnixStream::pair().unwrap();
+/// crew::block_on(async {
+///     a.write_all(b"ok").await.unwrap();
+///     let mut got = String::new();
+///     drop(a);
+///     b.read_to_string(&mut got).await.unwrap();
+///     assert_eq!(got, "ok");
+/// });
+/// ```
+#[cfg(not(loom))]
+pub use futures_lite::io;

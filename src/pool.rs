@@ -159,7 +159,7 @@ impl Pool {
             injector: CachePadded::new(Injector::new()),
             stealers: locals.iter().map(Worker::stealer).collect(),
             lifo: (0..workers).map(|_| CachePadded::new(Slot::new())).collect(),
-            sleepers: Sleepers::new(workers),
+            sleepers: Sleepers::new(workers).driving_reactor(config.drive_reactor),
             registry: if global { None } else { Some(Arc::new(Registry::new(workers))) },
             shutdown: AtomicBool::new(false),
             cores_running: AtomicUsize::new(workers),

@@ -60,6 +60,17 @@
 //! notifies, and the sleeper registers its event-listener before it checks the token, with a
 //! SeqCst fence between each pair.
 //!
+//! # Reactor
+//!
+//! With [`Builder::drive_reactor`](crate::Builder::drive_reactor) on (the default), a parked
+//! worker waits for its token inside `async_io::block_on`: if no other thread holds async-io's
+//! reactor, this one runs it (epoll and timers) while it waits, so a socket or timer event wakes
+//! its task from a worker thread, with no hop through async-io's fallback `async-io` thread.
+//! Tasks woken there are scheduled like any wake from outside the worker loop (the parked
+//! worker's `CURRENT` is borrowed, so they go to the injector with `notify_one`, which may pick
+//! this same worker). The token protocol is unchanged: the event-listener future completes
+//! exactly when a plain wait would return.
+//!
 //! # Shutdown
 //!
 //! [`Sleepers::notify_all`] empties `sleeping` and hands every sleeper its token; a woken worker
@@ -113,8 +124,10 @@ impl Parker {
         self.event.notify(1);
     }
 
-    /// Blocks until the token is handed over, then consumes it.
-    fn park(&self) {
+    /// Blocks until the token is handed over, then consumes it. With `drive_reactor`, the wait
+    /// happens inside async-io's `block_on`, so that this thread runs the I/O reactor and timers
+    /// while it waits if no other thread does (see the `# Reactor` section above).
+    fn park(&self, drive_reactor: bool) {
         loop {
             if self.token.swap(false, Ordering::SeqCst) {
                 return;
@@ -126,6 +139,12 @@ impl Parker {
             if self.token.swap(false, Ordering::SeqCst) {
                 return;
             }
+            #[cfg(not(loom))]
+            if drive_reactor {
+                async_io::block_on(listener);
+                continue;
+            }
+            let _ = drive_reactor;
             listener.wait();
         }
     }
@@ -137,6 +156,7 @@ pub(crate) struct Sleepers {
     state: CachePadded<AtomicUsize>,
     sleeping: Mutex<Vec<usize>>,
     parkers: Box<[Parker]>,
+    drive_reactor: bool,
 }
 
 impl Sleepers {
@@ -146,7 +166,14 @@ impl Sleepers {
             state: CachePadded::new(AtomicUsize::new(State::new(workers, 0).0)),
             sleeping: Mutex::new(Vec::with_capacity(workers)),
             parkers: (0..workers).map(|_| Parker::default()).collect(),
+            drive_reactor: false,
         }
+    }
+
+    /// Makes parked workers drive async-io's reactor (see the `# Reactor` section above).
+    pub(crate) fn driving_reactor(mut self, drive: bool) -> Sleepers {
+        self.drive_reactor = drive;
+        self
     }
 
     fn workers(&self) -> usize {
@@ -221,7 +248,7 @@ impl Sleepers {
     /// Blocks worker `index` until `notify_one` or `notify_all` picks it. On return it has
     /// been taken off `sleeping` and counted as unparked (and as searching, if by `notify_one`).
     pub(crate) fn park(&self, index: usize) {
-        self.parkers[index].park();
+        self.parkers[index].park(self.drive_reactor);
     }
 
     /// True if worker `index` is listed as parked.
@@ -284,9 +311,9 @@ mod tests {
     fn unpark_before_park_is_not_lost() {
         let parker = std::sync::Arc::new(Parker::default());
         parker.unpark();
-        parker.park();
+        parker.park(false);
         let p = parker.clone();
-        let t = std::thread::spawn(move || p.park());
+        let t = std::thread::spawn(move || p.park(false));
         parker.unpark();
         t.join().unwrap();
     }

@@ -67,6 +67,14 @@ pin_project! {
     }
 }
 
+impl<F, P> TaskFuture<F, P> {
+    /// Wraps `future` for a task that belongs to no pool's registry (the global pool's tasks
+    /// and blocking jobs).
+    pub(crate) fn unregistered(future: F) -> TaskFuture<F, P> {
+        TaskFuture { future: Some(future), registration: None, policy: PhantomData }
+    }
+}
+
 impl<F: Future, P: Policy> Future for TaskFuture<F, P> {
     type Output = TaskOutput<F::Output>;
 
@@ -122,10 +130,8 @@ where
     let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
         crate::global::shared().schedule(runnable, info.woken_while_running);
     });
-    let (runnable, task) = async_task::Builder::new().spawn(
-        move |()| TaskFuture::<F, P> { future: Some(future), registration: None, policy: PhantomData },
-        schedule,
-    );
+    let (runnable, task) =
+        async_task::Builder::new().spawn(move |()| TaskFuture::<F, P>::unregistered(future), schedule);
     shared.schedule(runnable, false);
     JoinHandle::new(task.fallible())
 }

@@ -15,7 +15,7 @@
 pub(crate) use std::{
     sync::{
         atomic::{fence, AtomicBool, AtomicUsize, Ordering},
-        Arc, Mutex, MutexGuard,
+        Arc, Condvar, Mutex, MutexGuard,
     },
     thread, thread_local,
 };
@@ -24,7 +24,7 @@ pub(crate) use std::{
 pub(crate) use loom::{
     sync::{
         atomic::{fence, AtomicBool, AtomicUsize, Ordering},
-        Arc, Mutex, MutexGuard,
+        Arc, Condvar, Mutex, MutexGuard,
     },
     thread, thread_local,
 };

@@ -1,0 +1,284 @@
+//! The blocking pool behind [`spawn_blocking`]: separate threads for closures that block.
+//!
+//! Invariants:
+//! - A queued job is always taken. [`BlockingPool::submit`] queues it under the lock, then
+//!   wakes a waiting thread that nobody has woken yet, or else starts a thread if fewer than
+//!   `max_threads` exist, or else leaves it to the busy threads: a thread checks the queue under
+//!   the lock after every job and after every wake, before it waits again.
+//! - At most `max_threads` threads exist (512 for the global pool); a thread that waited
+//!   `keep_alive` (10 s) with no job exits, so an unused pool shrinks back to no thread at all.
+//! - A job is the closure inside the same `catch_unwind` wrapper as an async task: a panic
+//!   never kills a blocking thread, and the [`JoinHandle`]'s policy decides what its awaiter
+//!   sees. Dropping the handle before the job starts cancels it (the closure is dropped unrun).
+//! - Blocking threads are not crew workers: they never run async tasks, a `spawn` from one goes
+//!   to the global pool's injector, and `block_on` on one blocks only that thread.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::time::Duration;
+
+use async_task::Runnable;
+use once_cell::sync::Lazy;
+
+use crate::join::JoinHandle;
+use crate::policy::{Policy, Propagate};
+use crate::sync::{lock, thread, Arc, Condvar, Mutex};
+use crate::task::TaskFuture;
+
+/// The most threads the global blocking pool runs at once (tokio's default too).
+pub const MAX_BLOCKING_THREADS: usize = 512;
+
+/// How long an idle blocking thread waits for a job before it exits.
+const KEEP_ALIVE: Duration = Duration::from_secs(10);
+
+static GLOBAL: Lazy<Arc<BlockingPool>> = Lazy::new(|| BlockingPool::new(MAX_BLOCKING_THREADS, KEEP_ALIVE));
+
+/// Runs the blocking closure `f` on crew's blocking pool, off the async workers, and returns a
+/// [`JoinHandle`] for its result, with the default [`Propagate`] panic policy.
+///
+/// Use it for work that blocks a thread — a `std::fs` call, a synchronous database client, a
+/// long computation — so that async tasks keep running on the workers meanwhile. The pool
+/// starts threads on demand, at most [`MAX_BLOCKING_THREADS`]; past that, jobs queue. A thread
+/// idle for 10 seconds exits.
+///
+/// # Examples
+///
+/// ```
+/// let handle = crew::spawn_blocking(|| {
+///     std::thread::sleep(std::time::Duration::from_millis(1)); // blocks this thread only
+///     std::thread::current().name().map(str::to_owned)
+/// });
+/// let name = crew::block_on(handle).unwrap();
+/// assert!(name.starts_with("crew-blocking-"));
+/// ```
+pub fn spawn_blocking<F, T>(f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    spawn_blocking_with(Propagate, f)
+}
+
+/// As [`spawn_blocking`], with the panic policy `policy`: [`Propagate`],
+/// [`Catch`](crate::Catch) or [`Ignore`](crate::Ignore).
+///
+/// # Examples
+///
+/// ```
+/// let result = crew::block_on(crew::spawn_blocking_with(crew::Catch, || -> u8 { panic!("disk on fire") }));
+/// assert_eq!(result.unwrap_err().panic_message(), Some("disk on fire"));
+/// // The blocking thread survived its panic and takes the next job.
+/// assert_eq!(crew::block_on(crew::spawn_blocking(|| 1)), 1);
+/// ```
+pub fn spawn_blocking_with<P, F, T>(policy: P, f: F) -> JoinHandle<T, P>
+where
+    P: Policy,
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let _ = policy;
+    // A zero-sized schedule function over the never-dropped global pool.
+    spawn_on(|runnable| GLOBAL.submit(runnable), f)
+}
+
+/// Spawns `f` as a job whose `Runnable` goes to `schedule`.
+fn spawn_on<P, F, T>(schedule: impl Fn(Runnable) + Send + Sync + 'static, f: F) -> JoinHandle<T, P>
+where
+    P: Policy,
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let (runnable, task) = async_task::spawn(TaskFuture::<_, P>::unregistered(job(f)), schedule);
+    runnable.schedule();
+    JoinHandle::new(task.fallible())
+}
+
+/// The closure as a future that runs it in its first poll.
+fn job<F: FnOnce() -> T, T>(f: F) -> impl Future<Output = T> {
+    let mut f = Some(f);
+    std::future::poll_fn(move |_| std::task::Poll::Ready(f.take().expect("a blocking job is polled once")()))
+}
+
+/// A pool of threads that run blocking jobs.
+#[derive(Debug)]
+pub(crate) struct BlockingPool {
+    state: Mutex<State>,
+    work: Condvar,
+    max_threads: usize,
+    keep_alive: Duration,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    queue: VecDeque<Runnable>,
+    /// Threads alive.
+    threads: usize,
+    /// Threads waiting on `work` (or woken but not yet holding the lock again).
+    idle: usize,
+    /// `notify_one`s not yet consumed by a woken thread.
+    woken: usize,
+    /// For thread names.
+    next_id: usize,
+}
+
+impl BlockingPool {
+    pub(crate) fn new(max_threads: usize, keep_alive: Duration) -> Arc<BlockingPool> {
+        Arc::new(BlockingPool { state: Mutex::new(State::default()), work: Condvar::new(), max_threads, keep_alive })
+    }
+
+    /// Queues `runnable` and makes sure a thread will take it (see the module invariants).
+    pub(crate) fn submit(self: &Arc<Self>, runnable: Runnable) {
+        let mut state = lock(&self.state);
+        state.queue.push_back(runnable);
+        if state.idle > state.woken {
+            state.woken += 1;
+            drop(state);
+            self.work.notify_one();
+            return;
+        }
+        if state.threads == self.max_threads {
+            // Every thread is busy; the first to finish its job takes this one.
+            return;
+        }
+        state.threads += 1;
+        let id = state.next_id;
+        state.next_id += 1;
+        drop(state);
+        let pool = self.clone();
+        let started = thread::Builder::new().name(format!("crew-blocking-{id}")).spawn(move || pool.run());
+        if let Err(err) = started {
+            let mut state = lock(&self.state);
+            state.threads -= 1;
+            if state.threads > 0 {
+                // A running thread takes the job after its current one.
+                return;
+            }
+            // No thread can run the queued jobs: cancel them (their closures are dropped) and say why.
+            let stranded: Vec<Runnable> = state.queue.drain(..).collect();
+            drop(state);
+            drop(stranded);
+            panic!("crew::spawn_blocking: could not start a blocking thread: {err}");
+        }
+    }
+
+    /// A blocking thread's loop: jobs until none came for `keep_alive`.
+    fn run(self: Arc<Self>) {
+        let mut state = lock(&self.state);
+        loop {
+            if let Some(runnable) = state.queue.pop_front() {
+                drop(state);
+                // The job's panics are caught inside the task; `run` itself does not unwind.
+                runnable.run();
+                state = lock(&self.state);
+                continue;
+            }
+            state.idle += 1;
+            let (guard, wait) = self.work.wait_timeout(state, self.keep_alive).unwrap_or_else(|poisoned| {
+                // crew's critical sections never panic halfway; take the guard as it is.
+                poisoned.into_inner()
+            });
+            state = guard;
+            state.idle -= 1;
+            if state.woken > 0 {
+                state.woken -= 1;
+                continue;
+            }
+            if wait.timed_out() && state.queue.is_empty() {
+                state.threads -= 1;
+                return;
+            }
+        }
+    }
+
+    /// `(threads alive, jobs queued)`.
+    #[cfg(test)]
+    fn counts(&self) -> (usize, usize) {
+        let state = lock(&self.state);
+        (state.threads, state.queue.len())
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::sync::{AtomicUsize, Ordering};
+    use std::sync::Barrier;
+    use std::time::Instant;
+
+    fn spawn<T: Send + 'static>(pool: &Arc<BlockingPool>, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
+        let pool = pool.clone();
+        spawn_on(move |runnable| pool.submit(runnable), f)
+    }
+
+    fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+        let start = Instant::now();
+        while !done() {
+            assert!(start.elapsed() < Duration::from_secs(60), "timed out waiting until {what}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn never_more_threads_than_the_bound_and_every_job_runs() {
+        let pool = BlockingPool::new(2, Duration::from_secs(60));
+        let gate = Arc::new(Barrier::new(3));
+        let ran = Arc::new(AtomicUsize::new(0));
+        // Two jobs hold both threads at the gate; the other eight must queue.
+        let mut handles = Vec::new();
+        for _ in 0..2 {
+            let (gate, ran) = (gate.clone(), ran.clone());
+            handles.push(spawn(&pool, move || {
+                gate.wait();
+                ran.fetch_add(1, Ordering::SeqCst);
+            }));
+        }
+        for _ in 0..8 {
+            let ran = ran.clone();
+            handles.push(spawn(&pool, move || {
+                ran.fetch_add(1, Ordering::SeqCst);
+            }));
+        }
+        // Both threads take a gated job; the rest stays queued, with no third thread.
+        wait_until("both threads hold a gated job", || pool.counts().1 == 8);
+        assert_eq!(pool.counts(), (2, 8), "two threads at most; the rest queue");
+        gate.wait();
+        for handle in handles {
+            crate::block_on(handle);
+        }
+        assert_eq!(ran.load(Ordering::SeqCst), 10);
+        assert_eq!(pool.counts().0, 2);
+    }
+
+    #[test]
+    fn idle_threads_exit_after_the_keep_alive() {
+        let pool = BlockingPool::new(4, Duration::from_millis(20));
+        let gate = Arc::new(Barrier::new(4));
+        let handles: Vec<_> = (0..3)
+            .map(|_| {
+                let gate = gate.clone();
+                spawn(&pool, move || {
+                    gate.wait();
+                })
+            })
+            .collect();
+        gate.wait();
+        for handle in handles {
+            crate::block_on(handle);
+        }
+        assert_eq!(pool.counts().0, 3);
+        wait_until("the idle threads exit", || pool.counts().0 == 0);
+        // And the pool grows again on demand.
+        assert_eq!(crate::block_on(spawn(&pool, || 5)), 5);
+    }
+
+    #[test]
+    fn an_idle_thread_is_reused_rather_than_a_new_one_started() {
+        let pool = BlockingPool::new(8, Duration::from_secs(60));
+        for i in 0..20 {
+            assert_eq!(crate::block_on(spawn(&pool, move || i)), i);
+            // The job's thread counts itself idle only once it waits again.
+            wait_until("the thread waits again", || lock(&pool.state).idle == 1);
+        }
+        assert_eq!(pool.counts().0, 1, "sequential jobs share one thread");
+    }
+}

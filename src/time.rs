@@ -1,0 +1,411 @@
+//! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`timeout_at`] and [`interval`], on
+//! async-io's reactor.
+//!
+//! Invariants:
+//! - No thread per timer: every timer is an entry in async-io's timer map, fired by whichever
+//!   thread runs the reactor (a parked crew worker, see [`Builder::drive_reactor`], or async-io's
+//!   fallback thread). A timer dropped before it fires leaves the map at once.
+//! - A deadline that overflows `Instant` (a huge duration) never fires; it is not an error.
+//! - A future that finishes is never reported as timed out: [`Timeout`] polls its future before
+//!   it looks at the clock, so even a zero-duration timeout returns `Ok` for a ready future.
+//! - Every future here may be polled again after it completed: [`Sleep`] stays ready,
+//!   [`Timeout`] panics with a message (like any finished future), [`Interval::tick`] moves on.
+//!
+//! [`Builder::drive_reactor`]: crate::Builder::drive_reactor
+
+use std::error::Error;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use async_io::Timer;
+use pin_project_lite::pin_project;
+
+/// Waits until `duration` has passed.
+///
+/// Works on any executor (async-io's reactor fires it); on crew it costs no thread.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+///
+/// let start = Instant::now();
+/// crew::block_on(crew::spawn(crew::time::sleep(Duration::from_millis(10))));
+/// assert!(start.elapsed() >= Duration::from_millis(10));
+/// ```
+pub fn sleep(duration: Duration) -> Sleep {
+    Sleep::new(Instant::now().checked_add(duration))
+}
+
+/// Waits until `deadline`. A deadline in the past completes at the first poll.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+///
+/// let deadline = Instant::now() + Duration::from_millis(5);
+/// crew::block_on(crew::time::sleep_until(deadline));
+/// assert!(Instant::now() >= deadline);
+/// ```
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    Sleep::new(Some(deadline))
+}
+
+/// The future returned by [`sleep`] and [`sleep_until`]. Dropping it cancels the timer.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+///
+/// let mut nap = crew::time::sleep(Duration::from_secs(3600));
+/// // Move the deadline forward: the timer is re-registered, nothing leaks.
+/// nap.reset(Instant::now());
+/// crew::block_on(nap);
+/// ```
+#[derive(Debug)]
+pub struct Sleep {
+    timer: Timer,
+    deadline: Option<Instant>,
+    fired: bool,
+}
+
+impl Sleep {
+    fn new(deadline: Option<Instant>) -> Sleep {
+        let timer = match deadline {
+            Some(deadline) => Timer::at(deadline),
+            None => Timer::never(),
+        };
+        Sleep { timer, deadline, fired: false }
+    }
+
+    /// The instant this sleep completes at; `None` if its duration overflowed `Instant` (it
+    /// never completes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// assert!(crew::time::sleep(Duration::from_secs(1)).deadline().is_some());
+    /// assert!(crew::time::sleep(Duration::MAX).deadline().is_none());
+    /// ```
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// Makes this sleep complete at `deadline` instead, even if it already completed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let mut nap = crew::time::sleep(Duration::ZERO);
+    /// crew::block_on(&mut nap);
+    /// let again = Instant::now() + Duration::from_millis(2);
+    /// nap.reset(again);
+    /// crew::block_on(&mut nap);
+    /// assert!(Instant::now() >= again);
+    /// ```
+    pub fn reset(&mut self, deadline: Instant) {
+        self.timer.set_at(deadline);
+        self.deadline = Some(deadline);
+        self.fired = false;
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.fired {
+            return Poll::Ready(());
+        }
+        match Pin::new(&mut self.timer).poll(cx) {
+            Poll::Ready(_) => {
+                self.fired = true;
+                Poll::Ready(())
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// Runs `future` for at most `duration`: `Ok` with its output if it finishes first, else
+/// `Err(`[`Elapsed`]`)`, and the future is dropped.
+///
+/// The future is polled before the clock is read, so a future that is ready at once wins even
+/// against `Duration::ZERO`.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use crew::time::{sleep, timeout};
+///
+/// crew::block_on(async {
+///     assert_eq!(timeout(Duration::from_secs(5), async { 7 }).await, Ok(7));
+///     let err = timeout(Duration::from_millis(5), sleep(Duration::from_secs(3600))).await.unwrap_err();
+///     assert_eq!(err.to_string(), "crew::time::timeout: the future did not finish within 5ms");
+/// });
+/// ```
+pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
+    Timeout { future, sleep: sleep(duration), limit: Limit::Duration(duration) }
+}
+
+/// Runs `future` until `deadline` at the latest: `Ok` with its output if it finishes first,
+/// else `Err(`[`Elapsed`]`)`.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+///
+/// let deadline = Instant::now() + Duration::from_millis(5);
+/// let result = crew::block_on(crew::time::timeout_at(deadline, std::future::pending::<()>()));
+/// assert!(result.is_err());
+/// ```
+pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
+    Timeout { future, sleep: sleep_until(deadline), limit: Limit::Deadline }
+}
+
+pin_project! {
+    /// The future returned by [`timeout`] and [`timeout_at`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let limited: crew::time::Timeout<_> = crew::time::timeout(Duration::from_secs(1), async { "done" });
+    /// assert_eq!(crew::block_on(limited), Ok("done"));
+    /// ```
+    #[derive(Debug)]
+    pub struct Timeout<F> {
+        #[pin]
+        future: F,
+        sleep: Sleep,
+        limit: Limit,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Limit {
+    Duration(Duration),
+    Deadline,
+}
+
+impl<F: Future> Future for Timeout<F> {
+    type Output = Result<F::Output, Elapsed>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Poll::Ready(output) = this.future.poll(cx) {
+            return Poll::Ready(Ok(output));
+        }
+        match Pin::new(this.sleep).poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(Elapsed { limit: *this.limit })),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// The error of a [`timeout`] whose future did not finish in time.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+///
+/// let err = crew::block_on(crew::time::timeout(Duration::ZERO, std::future::pending::<()>())).unwrap_err();
+/// assert_eq!(err.limit(), Some(Duration::ZERO));
+/// let err = crew::block_on(crew::time::timeout_at(Instant::now(), std::future::pending::<()>())).unwrap_err();
+/// assert_eq!(err.to_string(), "crew::time::timeout_at: the future did not finish before its deadline");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Elapsed {
+    limit: Limit,
+}
+
+impl Elapsed {
+    /// The duration given to [`timeout`]; `None` for [`timeout_at`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let err = crew::block_on(crew::time::timeout(Duration::from_millis(1), std::future::pending::<()>()));
+    /// assert_eq!(err.unwrap_err().limit(), Some(Duration::from_millis(1)));
+    /// ```
+    pub fn limit(&self) -> Option<Duration> {
+        match self.limit {
+            Limit::Duration(duration) => Some(duration),
+            Limit::Deadline => None,
+        }
+    }
+}
+
+impl fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.limit {
+            Limit::Duration(duration) => {
+                write!(f, "crew::time::timeout: the future did not finish within {duration:?}")
+            }
+            Limit::Deadline => f.write_str("crew::time::timeout_at: the future did not finish before its deadline"),
+        }
+    }
+}
+
+impl Error for Elapsed {}
+
+/// A stream of ticks every `period`, the first one at once.
+///
+/// # Panics
+///
+/// If `period` is zero (a zero period would tick in a busy loop); the message names the value.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+///
+/// let start = Instant::now();
+/// crew::block_on(async {
+///     let mut every = crew::time::interval(Duration::from_millis(2));
+///     for _ in 0..3 {
+///         every.tick().await;
+///     }
+/// });
+/// // Ticks at 0, 2 and 4 ms.
+/// assert!(start.elapsed() >= Duration::from_millis(4));
+/// ```
+pub fn interval(period: Duration) -> Interval {
+    interval_at(Instant::now(), period)
+}
+
+/// A stream of ticks every `period`, the first one at `start`.
+///
+/// # Panics
+///
+/// If `period` is zero; the message names the value.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+///
+/// let start = Instant::now() + Duration::from_millis(3);
+/// let mut every = crew::time::interval_at(start, Duration::from_secs(1));
+/// assert_eq!(crew::block_on(every.tick()), start);
+/// ```
+pub fn interval_at(start: Instant, period: Duration) -> Interval {
+    assert!(!period.is_zero(), "crew::time::interval: the period must be greater than zero, got {period:?}");
+    Interval { sleep: sleep_until(start), next: Some(start), period }
+}
+
+/// Ticks at a fixed period; made by [`interval`] and [`interval_at`].
+///
+/// Tick `n` is due at `start + n × period`. A tick that is late (the task was busy) completes
+/// at once, and the following ticks keep the original schedule: after a stall, missed ticks
+/// complete back to back until the interval has caught up (tokio's default, "burst").
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let mut every = crew::time::interval(Duration::from_millis(1));
+/// assert_eq!(every.period(), Duration::from_millis(1));
+/// let first = crew::block_on(every.tick());
+/// let second = crew::block_on(every.tick());
+/// assert_eq!(second - first, Duration::from_millis(1));
+/// ```
+#[derive(Debug)]
+pub struct Interval {
+    sleep: Sleep,
+    /// The deadline of the next tick; `None` once it overflowed `Instant`.
+    next: Option<Instant>,
+    period: Duration,
+}
+
+impl Interval {
+    /// Waits for the next tick and returns the instant it was due at.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let mut every = crew::time::interval(Duration::from_millis(1));
+    /// crew::block_on(async {
+    ///     let due = every.tick().await;
+    ///     assert!(due <= Instant::now());
+    /// });
+    /// ```
+    pub fn tick(&mut self) -> impl Future<Output = Instant> + '_ {
+        std::future::poll_fn(move |cx| self.poll_tick(cx))
+    }
+
+    /// Polls for the next tick: `Ready` with the instant it was due at, once it is due.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let mut every = crew::time::interval(Duration::from_secs(60));
+    /// let first = crew::block_on(std::future::poll_fn(|cx| every.poll_tick(cx)));
+    /// assert_eq!(every.tick_due(), Some(first + Duration::from_secs(60)));
+    /// ```
+    pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
+        let Some(due) = self.next else {
+            // The schedule ran past the end of `Instant`: no more ticks.
+            return Poll::Pending;
+        };
+        match Pin::new(&mut self.sleep).poll(cx) {
+            Poll::Ready(()) => {
+                self.next = due.checked_add(self.period);
+                match self.next {
+                    Some(next) => self.sleep.reset(next),
+                    None => self.sleep = Sleep::new(None),
+                }
+                Poll::Ready(due)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// The instant the next tick is due at.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let start = Instant::now();
+    /// let every = crew::time::interval_at(start, Duration::from_secs(1));
+    /// assert_eq!(every.tick_due(), Some(start));
+    /// ```
+    pub fn tick_due(&self) -> Option<Instant> {
+        self.next
+    }
+
+    /// The period between ticks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// assert_eq!(crew::time::interval(Duration::from_secs(2)).period(), Duration::from_secs(2));
+    /// ```
+    pub fn period(&self) -> Duration {
+        self.period
+    }
+}
