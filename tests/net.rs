@@ -1,0 +1,198 @@
+//! Sockets on the global pool: `examples/echo_server.rs`'s `serve` (compiled in here, started on
+//! port 0) under 100 concurrent clients, a peer that resets mid-write and a peer that never
+//! sends; and a UDP round trip. `tests/net_fallback_reactor.rs` checks sockets with
+//! `drive_reactor(false)`.
+//!
+//! Every wait is bounded by [`HANG`], only to turn a hang into a failure: nothing here asserts
+//! on how long anything takes.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io;
+use std::net::{Shutdown, SocketAddr};
+use std::time::Duration;
+
+use crew::io::{AsyncReadExt, AsyncWriteExt};
+use crew::net::{TcpListener, TcpStream, UdpSocket};
+use crew::time::timeout;
+use crew::JoinHandle;
+
+#[path = "../examples/echo_server.rs"]
+#[allow(dead_code)] // its `main`
+mod echo_server;
+
+/// Long enough never to fire on a loaded machine unless something hangs.
+const HANG: Duration = Duration::from_secs(60);
+
+/// Runs `future` on the global pool and waits for it, failing if it takes longer than [`HANG`].
+fn run<T: Send + 'static>(future: impl Future<Output = T> + Send + 'static) -> T {
+    crew::block_on(crew::spawn(async move { timeout(HANG, future).await.expect("the test hung") }))
+}
+
+/// An echo server on 127.0.0.1, port 0, with the outcome of every connection it closed.
+struct Server {
+    addr: SocketAddr,
+    outcomes: async_channel::Receiver<(SocketAddr, io::Result<u64>)>,
+    /// Outcomes received while waiting for another peer's.
+    early: HashMap<SocketAddr, io::Result<u64>>,
+    /// Dropping it (at the end of the test) cancels the accept loop.
+    task: JoinHandle<io::Result<()>>,
+}
+
+impl Server {
+    /// Starts `echo_server::serve` on the global pool; a connection silent for `idle` is closed.
+    fn start(idle: Duration) -> Server {
+        let listener = TcpListener::bind(([127, 0, 0, 1], 0)).unwrap();
+        let addr = listener.get_ref().local_addr().unwrap();
+        let (tx, outcomes) = async_channel::unbounded();
+        let task = crew::spawn(echo_server::serve(listener, idle, move |peer, outcome| {
+            tx.try_send((peer, outcome)).unwrap();
+        }));
+        Server { addr, outcomes, early: HashMap::new(), task }
+    }
+
+    /// The outcome of the server's connection with the client at `peer`, once it has closed.
+    async fn outcome(&mut self, peer: SocketAddr) -> io::Result<u64> {
+        if let Some(outcome) = self.early.remove(&peer) {
+            return outcome;
+        }
+        loop {
+            let (from, outcome) = self.outcomes.recv().await.unwrap();
+            if from == peer {
+                return outcome;
+            }
+            self.early.insert(from, outcome);
+        }
+    }
+}
+
+/// `len` bytes that differ from client to client (a xorshift stream seeded by `client`).
+fn pattern(client: u64, len: usize) -> Vec<u8> {
+    let mut x = client.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// Sends `data` to the echo server at `addr` while reading the echo, then closes its sending
+/// side and reads to the end. Returns the client's own address and everything echoed.
+async fn echo_client(addr: SocketAddr, data: Vec<u8>) -> io::Result<(SocketAddr, Vec<u8>)> {
+    let stream = TcpStream::connect(addr).await?;
+    let local = stream.get_ref().local_addr()?;
+    let (mut reader, mut writer) = (&stream, &stream);
+    let send = async {
+        writer.write_all(&data).await?;
+        stream.get_ref().shutdown(Shutdown::Write)
+    };
+    let receive = async {
+        let mut echoed = Vec::with_capacity(data.len());
+        reader.read_to_end(&mut echoed).await?;
+        Ok::<_, io::Error>(echoed)
+    };
+    let (sent, echoed) = futures::join!(send, receive);
+    sent?;
+    Ok((local, echoed?))
+}
+
+#[test]
+fn hundred_concurrent_connections_each_get_their_own_bytes_back() {
+    const CLIENTS: u64 = 100;
+    const LEN: usize = 64 * 1024;
+    let mut server = Server::start(HANG);
+    let addr = server.addr;
+    run(async move {
+        let clients: Vec<_> = (0..CLIENTS).map(|i| crew::spawn(echo_client(addr, pattern(i, LEN)))).collect();
+        for (i, client) in clients.into_iter().enumerate() {
+            let (local, echoed) = client.await.unwrap();
+            assert!(echoed == pattern(i as u64, LEN), "client {i}: {} bytes echoed, not its own {LEN}", echoed.len());
+            assert_eq!(server.outcome(local).await.unwrap(), LEN as u64, "client {i}: the server's count");
+        }
+    });
+}
+
+#[test]
+fn a_peer_that_resets_mid_write_fails_only_its_own_connection() {
+    let mut server = Server::start(HANG);
+    let addr = server.addr;
+    run(async move {
+        let mut client = TcpStream::connect(addr).await.unwrap();
+        let local = client.get_ref().local_addr().unwrap();
+        // Send far more than the socket buffers on both sides hold without reading the echo:
+        // the server ends up blocked writing its echo back. Stop sending once we are stuck too.
+        let flood = vec![0x5a; 64 << 20];
+        let stuck = timeout(Duration::from_millis(200), client.write_all(&flood)).await;
+        assert!(stuck.is_err(), "64 MiB went through although nobody read the echo");
+        // SO_LINGER 0: closing sends a RST instead of a FIN.
+        socket2::SockRef::from(client.get_ref()).set_linger(Some(Duration::ZERO)).unwrap();
+        drop(client);
+
+        let err = server.outcome(local).await.expect_err("the server's connection survived a reset");
+        assert!(
+            matches!(err.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe),
+            "expected a reset or broken pipe, got {err:?}"
+        );
+        assert!(!server.task.is_finished(), "the accept loop stopped");
+        // The next client is served as usual.
+        let (local, echoed) = echo_client(addr, pattern(7, 1000)).await.unwrap();
+        assert_eq!(echoed, pattern(7, 1000));
+        assert_eq!(server.outcome(local).await.unwrap(), 1000);
+    });
+}
+
+#[test]
+fn a_silent_peer_holds_up_nobody_and_is_reaped_by_the_idle_timeout() {
+    const IDLE: Duration = Duration::from_millis(500);
+    let mut server = Server::start(IDLE);
+    let addr = server.addr;
+    run(async move {
+        let mut silent = TcpStream::connect(addr).await.unwrap();
+        let silent_addr = silent.get_ref().local_addr().unwrap();
+        // Other clients are served while the silent one is connected (and after it is reaped:
+        // on a loaded machine these may take longer than IDLE, which is fine).
+        let clients: Vec<_> = (0..10).map(|i| crew::spawn(echo_client(addr, pattern(i, 10_000)))).collect();
+        for (i, client) in clients.into_iter().enumerate() {
+            let (local, echoed) = client.await.unwrap();
+            assert_eq!(echoed, pattern(i as u64, 10_000));
+            assert_eq!(server.outcome(local).await.unwrap(), 10_000);
+        }
+        // The server's read times out and closes the connection; the silent client sees EOF.
+        let err = server.outcome(silent_addr).await.expect_err("a silent connection was not reaped");
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut, "{err:?}");
+        let mut buf = [0; 16];
+        assert_eq!(silent.read(&mut buf).await.unwrap(), 0);
+    });
+}
+
+#[test]
+fn udp_datagrams_make_the_round_trip() {
+    const ROUNDS: usize = 100;
+    run(async {
+        let server = UdpSocket::bind(([127, 0, 0, 1], 0)).unwrap();
+        let server_addr = server.get_ref().local_addr().unwrap();
+        // The server echoes each datagram to its sender, ROUNDS times.
+        let echo = crew::spawn(async move {
+            let mut buf = vec![0; 2048];
+            for _ in 0..ROUNDS {
+                let (n, from) = server.recv_from(&mut buf).await?;
+                server.send_to(&buf[..n], from).await?;
+            }
+            Ok::<_, io::Error>(())
+        });
+        let client = UdpSocket::bind(([127, 0, 0, 1], 0)).unwrap();
+        client.get_ref().connect(server_addr).unwrap();
+        let mut buf = vec![0; 2048];
+        // One datagram in flight at a time, so loopback has no reason to drop any.
+        for round in 0..ROUNDS {
+            let sent = pattern(round as u64, 1 + round * 13);
+            client.send(&sent).await.unwrap();
+            let n = client.recv(&mut buf).await.unwrap();
+            assert_eq!(&buf[..n], &sent[..], "round {round}");
+        }
+        echo.await.unwrap();
+    });
+}
