@@ -2,7 +2,8 @@
 //!
 //! Invariants:
 //! - A pool has a fixed number of *cores* (worker slots), each with a FIFO deque whose
-//!   [`Stealer`] is in `stealers` and a LIFO [`Slot`] in `lifo`, plus one [`Injector`] for tasks
+//!   [`Stealer`] is in `stealers`, a LIFO [`Slot`] in `lifo` and a list of yielded tasks in
+//!   `deferred`, plus one [`Injector`] for tasks
 //!   scheduled from outside. A core is owned by exactly one thread at a time (see `worker`);
 //!   threads may outnumber cores while some are blocked in `block_on`, never the other way round.
 //! - `schedule` puts a task in the scheduling worker's own core when that thread runs a worker of
@@ -63,6 +64,10 @@ pub(crate) struct Shared {
     /// by a searching worker (so a task there is never stranded behind a blocked owner). Its
     /// mutex is uncontended but for those last-resort steals.
     lifo: Box<[CachePadded<Slot<Runnable>>]>,
+    /// Each core's deferred tasks: those that woke themselves while running (yields), held back
+    /// until the owner runs out of other work or reaches its fairness tick. Like the LIFO slot,
+    /// searchers take them as a last resort, so they are never stranded behind a blocked owner.
+    deferred: Box<[CachePadded<Mutex<Vec<Runnable>>>]>,
     pub(crate) sleepers: Sleepers,
     /// The live tasks of a private pool; `None` for the global pool, which is never dropped.
     /// Its own `Arc`, so that each task's reference to it does not share a cache line with the
@@ -159,6 +164,7 @@ impl Pool {
             injector: CachePadded::new(Injector::new()),
             stealers: locals.iter().map(Worker::stealer).collect(),
             lifo: (0..workers).map(|_| CachePadded::new(Slot::new())).collect(),
+            deferred: (0..workers).map(|_| CachePadded::new(Mutex::new(Vec::new()))).collect(),
             sleepers: Sleepers::new(workers).driving_reactor(config.drive_reactor),
             registry: if global { None } else { Some(Arc::new(Registry::new(workers))) },
             shutdown: AtomicBool::new(false),
@@ -217,6 +223,11 @@ impl Shared {
         &self.lifo[index]
     }
 
+    /// Core `index`'s deferred tasks.
+    pub(crate) fn deferred(&self, index: usize) -> &Mutex<Vec<Runnable>> {
+        &self.deferred[index]
+    }
+
     /// True once shutdown has begun.
     pub(crate) fn is_shutdown(&self) -> bool {
         // Acquire pairs with the SeqCst swap in `shutdown`; a late `false` only delays a
@@ -224,10 +235,13 @@ impl Shared {
         self.shutdown.load(Ordering::Acquire)
     }
 
-    /// True if the injector, a worker's deque or a LIFO slot holds a task. A slot cannot be
-    /// peeked: a task found in one is moved to the injector.
+    /// True if the injector, a worker's deque, deferred list or LIFO slot holds a task. A slot
+    /// cannot be peeked: a task found in one is moved to the injector.
     pub(crate) fn has_queued_work(&self) -> bool {
         if !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty()) {
+            return true;
+        }
+        if self.deferred.iter().any(|deferred| !lock(deferred).is_empty()) {
             return true;
         }
         match self.lifo.iter().find_map(|slot| slot.take()) {
@@ -321,6 +335,7 @@ impl Shared {
     /// the core out.
     pub(crate) fn retire_core(&self, core: Box<Core>) {
         drop(self.lifo(core.index()).take());
+        drop(std::mem::take(&mut *lock(self.deferred(core.index()))));
         drop(core);
         // SeqCst pairs with the loads in `wait_for_cores`.
         if self.cores_running.fetch_sub(1, Ordering::SeqCst) == 1 {

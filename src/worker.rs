@@ -7,14 +7,18 @@
 //! - The `CURRENT` borrow is never held while user code runs: the loop borrows it to pick a task,
 //!   releases it, then runs the task. A failed borrow (user code reached from inside one of crew's
 //!   own borrows) falls back to the injector, so scheduling never panics.
-//! - Order of picking: every [`GLOBAL_QUEUE_INTERVAL`] ticks this worker's share of the injector
-//!   first (fairness to outside spawns); then the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a
-//!   row (after that its task goes to the back of the deque); then the deque; then a batch from the
-//!   injector; then, as a searcher, a batch stolen from a random victim or the injector, or a
-//!   victim's LIFO slot as a last resort; then park (see `sleep`).
-//! - A task woken while it runs (a yield) goes to the back of the deque, never the LIFO slot, so
-//!   a task that wakes itself forever cannot starve the others.
-//! - A worker never parks with a task in its LIFO slot or deque.
+//! - Order of picking: every [`GLOBAL_QUEUE_INTERVAL`] ticks the deferred list moves to the back
+//!   of the deque and this worker takes its share of the injector first (fairness to yielders and
+//!   outside spawns); then the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row (after that
+//!   its task goes to the back of the deque); then the deque; then a batch from the injector; then
+//!   the deferred list; then, as a searcher, a batch stolen from a random victim or the injector,
+//!   or a victim's LIFO slot or deferred list as a last resort; then park (see `sleep`).
+//! - A task woken while it runs (a yield) goes to the core's deferred list, never the LIFO slot:
+//!   it runs once the worker has nothing else (LIFO slot, deque and injector empty), or at the
+//!   next fairness tick (every [`GLOBAL_QUEUE_INTERVAL`] ticks the list moves to the back of the
+//!   deque). So a task that wakes itself forever cannot starve the others, and a yielder does not
+//!   delay work that is ready (tokio defers `yield_now` the same way).
+//! - A worker never parks with a task in its LIFO slot, deque or deferred list.
 //! - Every push onto a worker (LIFO slot or deque) is followed by `notify_one`, and the LIFO slot
 //!   can be taken by a searching worker as a last resort: a task is never stranded behind an
 //!   owner that blocks its thread inside a poll (a `std` lock, a barrier, long CPU work).
@@ -29,7 +33,7 @@ use std::panic::{self, AssertUnwindSafe};
 use async_task::Runnable;
 
 use crate::pool::Shared;
-use crate::sync::{fence, thread_local, Arc, Ordering, Steal, Worker};
+use crate::sync::{fence, lock, thread_local, Arc, Ordering, Steal, Worker};
 
 /// Every this many ticks, a worker takes a task from the injector before its own queue.
 pub(crate) const GLOBAL_QUEUE_INTERVAL: u32 = if cfg!(loom) { 2 } else { 61 };
@@ -59,6 +63,9 @@ pub(crate) struct Core {
     /// Whether this core may have put a task in its LIFO slot since it last emptied it (a thief
     /// may have taken it since): saves locking the slot per task when it is unused.
     lifo_filled: bool,
+    /// Whether this core may have deferred a task since it last flushed its deferred list (a
+    /// thief may have taken them since): saves a lock per pick when nothing was deferred.
+    deferred_filled: bool,
     local: Worker<Runnable>,
     lifo_polls: u32,
     tick: u32,
@@ -73,6 +80,7 @@ impl Core {
         Core {
             index,
             lifo_filled: false,
+            deferred_filled: false,
             local,
             lifo_polls: 0,
             tick: 0,
@@ -86,11 +94,12 @@ impl Core {
         self.index
     }
 
-    /// Puts a task scheduled on this worker's thread into its queues (a yield to the back of
-    /// the deque, anything else into the LIFO slot, whose previous task goes to the deque).
+    /// Puts a task scheduled on this worker's thread into its queues (a yield into the deferred
+    /// list, anything else into the LIFO slot, whose previous task goes to the deque).
     fn push(&mut self, shared: &Shared, runnable: Runnable, is_yield: bool) {
         if is_yield {
-            self.local.push(runnable);
+            self.deferred_filled = true;
+            lock(shared.deferred(self.index)).push(runnable);
             return;
         }
         self.lifo_filled = true;
@@ -122,6 +131,8 @@ impl Core {
     fn next_local(&mut self, shared: &Shared) -> Option<Runnable> {
         self.tick = self.tick.wrapping_add(1);
         if self.tick % GLOBAL_QUEUE_INTERVAL == 0 {
+            // Fairness: yielded tasks wait at most this long behind a stream of new work.
+            self.flush_deferred(shared);
             if let Some(runnable) = self.injector_batch(shared) {
                 return Some(runnable);
             }
@@ -138,9 +149,30 @@ impl Core {
         if let Some(runnable) = self.local.pop() {
             return Some(runnable);
         }
-        let runnable = retry(|| shared.injector().steal_batch_and_pop(&self.local))?;
-        self.share_batch(shared);
-        Some(runnable)
+        if let Some(runnable) = retry(|| shared.injector().steal_batch_and_pop(&self.local)) {
+            self.share_batch(shared);
+            return Some(runnable);
+        }
+        // Nothing else to do: the yielded tasks' turn.
+        if self.flush_deferred(shared) {
+            self.share_batch(shared);
+            return self.local.pop();
+        }
+        None
+    }
+
+    /// Moves this core's deferred tasks to the back of its deque, in the order they yielded.
+    /// Returns whether there were any.
+    fn flush_deferred(&mut self, shared: &Shared) -> bool {
+        if !std::mem::replace(&mut self.deferred_filled, false) {
+            return false;
+        }
+        let mut deferred = lock(shared.deferred(self.index));
+        let any = !deferred.is_empty();
+        for runnable in deferred.drain(..) {
+            self.local.push(runnable);
+        }
+        any
     }
 
     /// At the fairness interval: this worker's share of the injector (its length divided by the
@@ -191,7 +223,8 @@ impl Core {
     }
 
     /// One sweep over the other workers' deques (from a random one) and the injector, then, as
-    /// a last resort, their LIFO slots (a task there may be stuck behind a blocked owner).
+    /// a last resort, their LIFO slots and deferred lists (a task there may be stuck behind a
+    /// blocked owner).
     fn steal(&mut self, shared: &Shared) -> Option<Runnable> {
         // A scan starts after a SeqCst fence (see `sleep`'s proof).
         fence(Ordering::SeqCst);
@@ -209,10 +242,25 @@ impl Core {
         if let Some(runnable) = retry(|| shared.injector().steal_batch_and_pop(&self.local)) {
             return Some(runnable);
         }
-        (0..stealers.len())
-            .map(|offset| (start + offset) % stealers.len())
-            .filter(|&victim| victim != self.index)
-            .find_map(|victim| shared.lifo(victim).take())
+        let victims = (0..stealers.len()).map(|offset| (start + offset) % stealers.len()).filter(|&v| v != self.index);
+        if let Some(runnable) = victims.clone().find_map(|victim| shared.lifo(victim).take()) {
+            return Some(runnable);
+        }
+        for victim in victims {
+            let mut deferred = lock(shared.deferred(victim));
+            if deferred.is_empty() {
+                continue;
+            }
+            // The older half (rounded up), as a batch steal takes half a deque: the owner keeps
+            // the rest, so two workers sharing yielders do not hand all of them back and forth.
+            let half = deferred.len().div_ceil(2);
+            for runnable in deferred.drain(..half) {
+                self.local.push(runnable);
+            }
+            drop(deferred);
+            return self.local.pop();
+        }
+        None
     }
 
     /// Parks until woken (see `sleep`). Returns at once if this core has local work.
@@ -221,7 +269,7 @@ impl Core {
             self.local.push(runnable);
             return;
         }
-        if !self.local.is_empty() {
+        if self.flush_deferred(shared) || !self.local.is_empty() {
             return;
         }
         let was_searching = std::mem::replace(&mut self.searching, false);

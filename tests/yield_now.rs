@@ -155,3 +155,53 @@ fn many_yielding_tasks_all_finish_with_every_yield_counted() {
         assert_eq!(yields.load(Ordering::SeqCst), TASKS * YIELDS);
     });
 }
+
+/// A yielded task waits behind ready work, but not forever: an endless chain of tasks, each
+/// spawning the next (so the worker never runs dry), must still let the yielder through.
+#[test]
+fn a_yielder_is_not_starved_by_an_endless_chain_of_spawns_on_a_1_worker_pool() {
+    fn link(pool: Arc<crew::Pool>, stop: Arc<AtomicBool>, links: Arc<AtomicUsize>) {
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        links.fetch_add(1, Ordering::SeqCst);
+        let next = pool.clone();
+        pool.spawn(async move { link(next, stop, links) }).detach();
+    }
+    with_timeout(|| {
+        let pool = Arc::new(crew::Pool::builder().workers(1).build().unwrap());
+        let stop = Arc::new(AtomicBool::new(false));
+        let links = Arc::new(AtomicUsize::new(0));
+        let (chain_pool, chain_stop, chain_links) = (pool.clone(), stop.clone(), links.clone());
+        let yielder = pool.spawn(async move {
+            link(chain_pool, chain_stop.clone(), chain_links);
+            for _ in 0..10 {
+                crew::yield_now().await;
+            }
+            chain_stop.store(true, Ordering::SeqCst);
+        });
+        crew::block_on(yielder);
+        assert!(links.load(Ordering::SeqCst) > 0, "the chain ran while the yielder waited");
+    });
+}
+
+/// A task that yields is held back by its worker, but another worker takes it if that worker
+/// then blocks inside the next task's poll: here the next task waits (blocking its thread) for
+/// a message the yielder sends after its yield.
+#[test]
+fn a_yielded_task_is_stolen_from_a_worker_blocked_by_the_next_task() {
+    with_timeout(|| {
+        let pool = Arc::new(crew::Pool::builder().workers(2).build().unwrap());
+        let inner = pool.clone();
+        let received = crew::block_on(pool.spawn(async move {
+            let (tx, rx) = std::sync::mpsc::channel();
+            // Spawned from this worker: it runs here next, from the LIFO slot, as soon as the
+            // yield below hands the worker over.
+            let blocker = inner.spawn(async move { rx.recv().unwrap() });
+            crew::yield_now().await;
+            tx.send("after the yield").unwrap();
+            blocker.await
+        }));
+        assert_eq!(received, "after the yield");
+    });
+}
