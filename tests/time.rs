@@ -1,0 +1,441 @@
+//! `crew::time`: sleeps complete no earlier than their deadline, 100,000 concurrent sleeps cost no
+//! thread each, `timeout` gives `Ok`/`Err(Elapsed)` and drops the timed-out future, a dropped
+//! timer releases its waker and never wakes, `interval` keeps its schedule (burst catch-up), and
+//! timers fire on pools with and without `drive_reactor`.
+//!
+//! The only timing assertions are "no earlier than the deadline" (a correctness property); every
+//! wait is otherwise bounded only by the hang timeout of `tests/common`.
+
+// Every test here needs async-io's reactor (epoll, eventfd, timerfd), which miri does not
+// support: `timerfd_create` is unimplemented, so the first timer aborts the interpreter.
+#![cfg(not(miri))]
+
+mod common;
+
+use std::future::Future;
+use std::panic;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crew::time::{interval, interval_at, sleep, sleep_until, timeout, timeout_at, Elapsed};
+use futures::FutureExt;
+
+use common::{payload_message, wait_until, with_timeout, DropCounter};
+
+/// Concurrent sleeps in the thread-count test.
+const SLEEPS: usize = 100_000;
+
+/// A waker that counts its wakes; its `Arc`'s strong count tells how many clones are alive.
+#[derive(Debug, Default)]
+struct CountingWaker {
+    wakes: AtomicUsize,
+}
+
+impl CountingWaker {
+    fn wakes(&self) -> usize {
+        self.wakes.load(Ordering::SeqCst)
+    }
+}
+
+impl Wake for CountingWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.wakes.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Polls `future` once on this thread with a fresh [`CountingWaker`].
+fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+    let waker = Waker::from(Arc::new(CountingWaker::default()));
+    Pin::new(future).poll(&mut Context::from_waker(&waker))
+}
+
+/// This process's thread count, from `/proc/self/status`.
+fn process_threads() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
+    let line = status.lines().find(|line| line.starts_with("Threads:")).expect("a Threads: line");
+    line["Threads:".len()..].trim().parse().expect("a thread count")
+}
+
+/// A small deterministic spread of durations in `1..=50` ms (xorshift of `i`).
+fn millis_for(i: usize) -> Duration {
+    let mut x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    Duration::from_millis(1 + x % 50)
+}
+
+/// How many tests of this binary may run at once: `--test-threads`, else `RUST_TEST_THREADS`,
+/// else the available parallelism (libtest's own order of precedence).
+fn test_threads() -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    let from_args = args.iter().enumerate().find_map(|(i, arg)| match arg.strip_prefix("--test-threads") {
+        Some(rest) if rest.starts_with('=') => rest[1..].parse().ok(),
+        Some("") => args.get(i + 1)?.parse().ok(),
+        _ => None,
+    });
+    from_args
+        .or_else(|| std::env::var("RUST_TEST_THREADS").ok()?.parse().ok())
+        .unwrap_or_else(|| thread::available_parallelism().map_or(1, usize::from))
+}
+
+#[test]
+fn sleep_completes_no_earlier_than_its_duration() {
+    with_timeout(|| {
+        for millis in [0, 1, 5, 20] {
+            let duration = Duration::from_millis(millis);
+            // On a worker of the global pool...
+            let waited = crew::block_on(crew::spawn(async move {
+                let start = Instant::now();
+                sleep(duration).await;
+                start.elapsed()
+            }));
+            assert!(waited >= duration, "sleep({duration:?}) on a worker returned after {waited:?}");
+            // ...and on a thread in crew::block_on.
+            let start = Instant::now();
+            crew::block_on(sleep(duration));
+            let waited = start.elapsed();
+            assert!(waited >= duration, "sleep({duration:?}) in block_on returned after {waited:?}");
+        }
+    });
+}
+
+#[test]
+fn sleep_until_completes_no_earlier_than_its_deadline() {
+    with_timeout(|| {
+        for millis in [1, 5, 20] {
+            let deadline = Instant::now() + Duration::from_millis(millis);
+            let woke = crew::block_on(crew::spawn(async move {
+                sleep_until(deadline).await;
+                Instant::now()
+            }));
+            assert!(woke >= deadline, "sleep_until woke {:?} early", deadline - woke);
+            let nap = sleep_until(deadline);
+            assert_eq!(nap.deadline(), Some(deadline));
+        }
+        // A deadline in the past completes at the first poll.
+        let mut past = sleep_until(Instant::now() - Duration::from_millis(1));
+        assert_eq!(poll_once(&mut past), Poll::Ready(()));
+    });
+}
+
+#[test]
+fn a_hundred_thousand_concurrent_sleeps_complete_without_a_thread_each() {
+    with_timeout(|| {
+        const WORKERS: usize = 2;
+        let pool = crew::Pool::builder().workers(WORKERS).thread_name("sleepy").build().unwrap();
+        // Everything this test binary may run at once besides the sleeps: the main thread, a
+        // harness thread and a `with_timeout` body per concurrently running test, the global
+        // pool's workers, this pool's workers, the 1-worker pool of another test, async-io's
+        // fallback thread, the test watchdog, and slack for other tests' short-lived pools. A
+        // thread per timer (or per thousand timers) would exceed it by far.
+        let test_threads = test_threads();
+        let global_workers =
+            std::env::var(crew::WORKERS_ENV).ok().and_then(|n| n.parse().ok()).unwrap_or_else(num_cpus::get);
+        let bound = 1 + 2 * test_threads + global_workers + WORKERS + 1 + 2 + 8;
+
+        // Every task waits at a gate first, so that all the timers are registered at once.
+        let (open, gate) = futures::channel::oneshot::channel::<()>();
+        let gate = gate.shared();
+        let started = Arc::new(AtomicUsize::new(0));
+        let done = Arc::new(AtomicUsize::new(0));
+        let early = Arc::new(AtomicUsize::new(0));
+        for i in 0..SLEEPS {
+            let (gate, started, done, early) = (gate.clone(), started.clone(), done.clone(), early.clone());
+            pool.spawn(async move {
+                let _ = gate.await;
+                let duration = millis_for(i);
+                let start = Instant::now();
+                started.fetch_add(1, Ordering::SeqCst);
+                sleep(duration).await;
+                if start.elapsed() < duration {
+                    early.fetch_add(1, Ordering::SeqCst);
+                }
+                done.fetch_add(1, Ordering::SeqCst);
+            })
+            .detach();
+        }
+        drop(gate);
+        let before = process_threads();
+        open.send(()).unwrap();
+
+        // Sample the thread count until every sleep has completed.
+        let (mut most, mut samples, mut pending_seen) = (before, 0usize, 0usize);
+        wait_until("all the sleeps complete", || {
+            let threads = process_threads();
+            most = most.max(threads);
+            samples += 1;
+            let pending = started.load(Ordering::SeqCst) - done.load(Ordering::SeqCst);
+            pending_seen = pending_seen.max(pending);
+            done.load(Ordering::SeqCst) == SLEEPS
+        });
+        assert_eq!(early.load(Ordering::SeqCst), 0, "sleeps that completed before their duration");
+        assert!(
+            most <= bound,
+            "the process ran {most} threads (before: {before}) while sleeps were pending; expected at most {bound}"
+        );
+        eprintln!(
+            "{SLEEPS} sleeps: at most {most} threads (bound {bound}, {before} before), {samples} samples, \
+             up to {pending_seen} sleeps pending at once"
+        );
+    });
+}
+
+#[test]
+fn timeout_returns_ok_when_the_future_finishes_first() {
+    with_timeout(|| {
+        let output = crew::block_on(crew::spawn(async {
+            timeout(Duration::from_secs(3600), async {
+                sleep(Duration::from_millis(1)).await;
+                7
+            })
+            .await
+        }));
+        assert_eq!(output, Ok(7));
+        let deadline = Instant::now() + Duration::from_secs(3600);
+        assert_eq!(crew::block_on(timeout_at(deadline, async { "in time" })), Ok("in time"));
+    });
+}
+
+#[test]
+fn timeout_expiry_gives_elapsed_and_drops_the_future() {
+    with_timeout(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let guard = DropCounter(drops.clone());
+        let limit = Duration::from_millis(10);
+        let (result, waited) = crew::block_on(crew::spawn(async move {
+            let start = Instant::now();
+            let result = timeout(limit, async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+            })
+            .await;
+            (result, start.elapsed())
+        }));
+        let err: Elapsed = result.unwrap_err();
+        assert!(waited >= limit, "timed out after {waited:?}, before its {limit:?}");
+        assert_eq!(err.limit(), Some(limit));
+        assert_eq!(err.to_string(), "crew::time::timeout: the future did not finish within 10ms");
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "the timed-out future is dropped once");
+
+        let guard = DropCounter(drops.clone());
+        let deadline = Instant::now() + Duration::from_millis(5);
+        let err = crew::block_on(timeout_at(deadline, async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+        }))
+        .unwrap_err();
+        assert!(Instant::now() >= deadline);
+        assert_eq!(err.limit(), None);
+        assert_eq!(err.to_string(), "crew::time::timeout_at: the future did not finish before its deadline");
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+    });
+}
+
+#[test]
+fn a_zero_timeout_is_ok_for_a_ready_future_and_err_for_a_pending_one() {
+    with_timeout(|| {
+        assert_eq!(crew::block_on(timeout(Duration::ZERO, async { 5 })), Ok(5));
+        assert_eq!(crew::block_on(timeout(Duration::ZERO, std::future::ready(6))), Ok(6));
+        let err = crew::block_on(timeout(Duration::ZERO, std::future::pending::<()>())).unwrap_err();
+        assert_eq!(err.limit(), Some(Duration::ZERO));
+        // A single poll decides both, with no reactor involved.
+        assert_eq!(poll_once(&mut Box::pin(timeout(Duration::ZERO, async { 1 }))), Poll::Ready(Ok(1)));
+        assert!(matches!(
+            poll_once(&mut Box::pin(timeout(Duration::ZERO, std::future::pending::<()>()))),
+            Poll::Ready(Err(_))
+        ));
+        // Same from a worker.
+        let on_worker = crew::block_on(crew::spawn(timeout(Duration::ZERO, std::future::pending::<()>())));
+        assert!(on_worker.is_err());
+    });
+}
+
+#[test]
+fn a_dropped_sleep_releases_its_waker_and_never_wakes() {
+    with_timeout(|| {
+        let counter = Arc::new(CountingWaker::default());
+        let waker = Waker::from(counter.clone());
+        let mut nap = sleep(Duration::from_millis(50));
+        let deadline = nap.deadline().unwrap();
+        assert_eq!(Pin::new(&mut nap).poll(&mut Context::from_waker(&waker)), Poll::Pending);
+        assert!(Arc::strong_count(&counter) > 2, "the timer holds a clone of the waker while pending");
+        drop(nap);
+        drop(waker);
+        // The reactor drops its clone when it next processes timer operations (at the latest
+        // when it wakes for the removed deadline).
+        wait_until("the reactor drops its clone of the waker", || Arc::strong_count(&counter) == 1);
+        while Instant::now() <= deadline + Duration::from_millis(20) {
+            thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(counter.wakes(), 0, "a dropped timer never wakes its task");
+    });
+}
+
+#[test]
+fn a_task_cancelled_while_sleeping_is_never_polled_again() {
+    with_timeout(|| {
+        let polls = Arc::new(AtomicUsize::new(0));
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (polls2, guard) = (polls.clone(), DropCounter(drops.clone()));
+        let handle = crew::spawn(async move {
+            let _guard = guard;
+            polls2.fetch_add(1, Ordering::SeqCst);
+            sleep(Duration::from_millis(30)).await;
+            polls2.fetch_add(1, Ordering::SeqCst);
+        });
+        wait_until("the task is sleeping", || polls.load(Ordering::SeqCst) == 1);
+        assert_eq!(crew::block_on(handle.cancel()), None);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        crew::block_on(sleep(Duration::from_millis(60)));
+        assert_eq!(polls.load(Ordering::SeqCst), 1, "no code after the sleep ran");
+    });
+}
+
+#[test]
+fn a_completed_sleep_stays_ready() {
+    with_timeout(|| {
+        let mut nap = sleep(Duration::from_millis(1));
+        crew::block_on(&mut nap);
+        for _ in 0..3 {
+            assert_eq!(poll_once(&mut nap), Poll::Ready(()));
+        }
+        // Also after a reset to a past instant.
+        nap.reset(Instant::now());
+        assert_eq!(poll_once(&mut nap), Poll::Ready(()));
+    });
+}
+
+#[test]
+fn interval_ticks_in_order_at_start_plus_n_periods() {
+    with_timeout(|| {
+        let period = Duration::from_millis(3);
+        let start = Instant::now() + Duration::from_millis(2);
+        let dues = crew::block_on(crew::spawn(async move {
+            let mut every = interval_at(start, period);
+            assert_eq!(every.period(), period);
+            let mut dues = Vec::new();
+            for _ in 0..6 {
+                let due = every.tick().await;
+                assert!(Instant::now() >= due, "a tick completed before it was due");
+                dues.push(due);
+            }
+            dues
+        }));
+        let expected: Vec<Instant> = (0..6).map(|n| start + period * n).collect();
+        assert_eq!(dues, expected);
+    });
+}
+
+#[test]
+fn interval_ticks_first_at_once() {
+    with_timeout(|| {
+        let before = Instant::now();
+        let mut every = interval(Duration::from_secs(3600));
+        let after = Instant::now();
+        // The first tick is due at creation, so one poll completes it: no reactor round trip.
+        let Poll::Ready(first) = poll_once(&mut Box::pin(every.tick())) else {
+            panic!("the first tick of an interval is pending");
+        };
+        assert!(before <= first && first <= after);
+        assert_eq!(every.tick_due(), Some(first + Duration::from_secs(3600)));
+        assert_eq!(poll_once(&mut Box::pin(every.tick())), Poll::Pending);
+    });
+}
+
+#[test]
+fn interval_catches_up_in_a_burst_after_a_stall() {
+    with_timeout(|| {
+        let period = Duration::from_millis(10);
+        let start = Instant::now();
+        let mut every = interval_at(start, period);
+        assert_eq!(crew::block_on(every.tick()), start);
+        // Stall past five more ticks.
+        while Instant::now() < start + period * 5 {
+            thread::sleep(Duration::from_millis(5));
+        }
+        // The missed ticks complete back to back, each at one poll, on the original schedule.
+        for n in 1..=5 {
+            assert_eq!(poll_once(&mut Box::pin(every.tick())), Poll::Ready(start + period * n));
+        }
+        // And the schedule carries on from there, not from the stall.
+        assert_eq!(every.tick_due(), Some(start + period * 6));
+        assert_eq!(crew::block_on(every.tick()), start + period * 6);
+    });
+}
+
+#[test]
+fn interval_with_a_zero_period_panics_naming_the_value() {
+    for make in [(|| drop(interval(Duration::ZERO))) as fn(), || drop(interval_at(Instant::now(), Duration::ZERO))] {
+        let payload = panic::catch_unwind(make).unwrap_err();
+        let message = payload_message(&*payload).expect("a string panic message");
+        assert_eq!(message, "crew::time::interval: the period must be greater than zero, got 0ns");
+    }
+}
+
+#[test]
+fn timers_fire_on_a_private_pool_without_drive_reactor() {
+    with_timeout(|| {
+        for drive in [false, true] {
+            let pool = crew::Pool::builder().workers(1).drive_reactor(drive).build().unwrap();
+            let (slept, ticks, timed_out) = crew::block_on(pool.spawn(async {
+                let start = Instant::now();
+                sleep(Duration::from_millis(5)).await;
+                let slept = start.elapsed();
+                let mut every = interval(Duration::from_millis(2));
+                let mut ticks = Vec::new();
+                for _ in 0..3 {
+                    ticks.push(every.tick().await);
+                }
+                let timed_out = timeout(Duration::from_millis(3), std::future::pending::<()>()).await;
+                (slept, ticks, timed_out)
+            }));
+            assert!(slept >= Duration::from_millis(5), "drive_reactor({drive}): slept only {slept:?}");
+            assert_eq!(ticks[1] - ticks[0], Duration::from_millis(2));
+            assert_eq!(ticks[2] - ticks[1], Duration::from_millis(2));
+            assert!(timed_out.is_err());
+            // Many timers across the one worker at once.
+            let handles: Vec<_> = (0..100).map(|i| pool.spawn(sleep(millis_for(i)))).collect();
+            for handle in handles {
+                crew::block_on(handle);
+            }
+        }
+    });
+}
+
+#[test]
+fn huge_durations_never_fire_and_never_panic() {
+    with_timeout(|| {
+        let mut forever = sleep(Duration::MAX);
+        assert_eq!(forever.deadline(), None);
+        assert_eq!(poll_once(&mut forever), Poll::Pending);
+        // A reset makes it an ordinary sleep again.
+        forever.reset(Instant::now());
+        assert!(forever.deadline().is_some());
+        crew::block_on(&mut forever);
+
+        assert_eq!(crew::block_on(timeout(Duration::MAX, async { 1 })), Ok(1));
+        let mut never = Box::pin(timeout(Duration::MAX, std::future::pending::<()>()));
+        assert_eq!(poll_once(&mut never), Poll::Pending);
+        // A timeout with a huge limit inside a task: the task finishes when the future does.
+        let output = crew::block_on(crew::spawn(timeout(Duration::MAX, async {
+            sleep(Duration::from_millis(1)).await;
+            2
+        })));
+        assert_eq!(output, Ok(2));
+
+        // An interval whose second tick overflows `Instant`: one tick, then none.
+        let mut every = interval(Duration::MAX);
+        crew::block_on(every.tick());
+        assert_eq!(every.tick_due(), None);
+        assert_eq!(poll_once(&mut Box::pin(every.tick())), Poll::Pending);
+    });
+}
