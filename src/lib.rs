@@ -44,6 +44,25 @@
 //! assert_eq!(caught.unwrap_err().panic_message(), Some("boom"));
 //! ```
 //!
+//! # Timers, sockets and blocking work
+//!
+//! crew is a complete runtime for services, built on the smol project's crates rather than
+//! home-made parts: [`time`] (sleep, timeout, interval) and [`net`] (TCP, UDP, Unix sockets)
+//! use async-io's reactor, which idle workers drive while they park
+//! ([`Builder::drive_reactor`]), and [`spawn_blocking`] runs blocking closures on a separate,
+//! bounded pool that shrinks when idle.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! let answer = crew::block_on(crew::spawn(async {
+//!     let file_len = crew::spawn_blocking(|| std::fs::read("Cargo.toml").map(|b| b.len()));
+//!     crew::time::sleep(Duration::from_millis(1)).await;
+//!     crew::time::timeout(Duration::from_secs(10), file_len).await
+//! }));
+//! assert!(answer.unwrap().unwrap() > 0);
+//! ```
+//!
 //! # Configuration
 //!
 //! The global pool starts on the first [`spawn`] with `CREW_WORKERS` workers (a whole number in
