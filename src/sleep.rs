@@ -34,9 +34,10 @@
 //! 2. if it finds a task it stops searching ([`Sleepers::stop_searching`]); if it was the
 //!    *last* searcher it calls `notify_one`, so that work it left behind still has a searcher;
 //! 3. if it finds nothing, it parks ([`Sleepers::to_parked`]): under the lock it pushes itself
-//!    onto `sleeping` and decrements `unparked` (and `searching`, if it searched). If it was the
-//!    last searcher, it then issues `fence(SeqCst)` and re-scans every queue; if any holds work it
-//!    calls `notify_one` (which may pick itself). Then it waits for its token.
+//!    onto `sleeping` and decrements `unparked` (and `searching`, if it searched). If no searcher
+//!    is left (it was the last one, or none searched), it then issues `fence(SeqCst)` and
+//!    re-scans every queue; if any holds work it calls `notify_one` (which may pick itself). Then
+//!    it waits for its token.
 //!
 //! # Why no wakeup is lost
 //!
@@ -53,8 +54,12 @@
 //! - If P sees no searcher but a parked worker, P wakes one, which scans after T was pushed.
 //! - If P sees no searcher and no parked worker, every worker is running. The first of them to
 //!   run out of local work becomes a searcher: its increment comes after P's load, so its scan
-//!   (which starts with a SeqCst fence) sees T. A worker refused the searcher role (half already
-//!   search) parks without scanning, but those searchers also started after P's load.
+//!   (which starts with a SeqCst fence) sees T. A worker that parks without searching (refused
+//!   the role, perhaps before P's load, by a searcher that has since stopped to run a task) makes
+//!   its `to_parked` after P's load; if no searcher is left then, it re-scans and sees T, else
+//!   the argument above applies to the remaining searchers. (Found by `loom-tests/tests/
+//!   steal_race.rs`: without that re-scan a task pushed by a worker blocked inside a poll was
+//!   stranded while the other worker slept.)
 //!
 //! A token handed to a parked worker is never lost either: [`Parker`] sets the token before it
 //! notifies, and the sleeper registers its event-listener before it checks the token, with a
@@ -118,8 +123,9 @@ impl Parker {
     /// Hands the token to the owner and wakes it if it waits.
     fn unpark(&self) {
         // SeqCst pairs with the fence in `park`: either the owner sees the token, or this
-        // notify sees its registered listener.
-        self.token.store(true, Ordering::SeqCst);
+        // notify sees its registered listener. A swap, not a store: the same `xchg` on x86, and
+        // loom 0.7 lets a plain store slip inside `park`'s concurrent swap (tokio-rs/loom#254).
+        let _ = self.token.swap(true, Ordering::SeqCst);
         // `notify` issues a SeqCst fence before it looks for listeners.
         self.event.notify(1);
     }
@@ -235,14 +241,20 @@ impl Sleepers {
         prev.searching() == 1
     }
 
-    /// Lists worker `index` as parked. Returns true if it was the last searcher, in which case
-    /// the caller must re-scan every queue (after a SeqCst fence) before waiting.
+    /// Lists worker `index` as parked. Returns true if no searcher is left (it was the last
+    /// searcher, or none searched), in which case the caller must re-scan every queue (after a
+    /// SeqCst fence) before waiting.
     pub(crate) fn to_parked(&self, index: usize, searching: bool) -> bool {
         let mut sleeping = lock(&self.sleeping);
         let delta = State::ONE_UNPARKED + if searching { State::ONE_SEARCHING } else { 0 };
+        #[cfg(crew_bug = "searching_drift")]
+        let delta = State::ONE_UNPARKED;
         let prev = State(self.state.fetch_sub(delta, Ordering::SeqCst));
         sleeping.push(index);
-        searching && prev.searching() == 1
+        // No searcher left: a push that saw this worker unparked (running, or refused the
+        // searcher role) skipped waking anyone, so this worker must re-scan.
+        let rescan = prev.searching() == usize::from(searching);
+        cfg!(not(crew_bug = "skip_rescan")) && rescan
     }
 
     /// Blocks worker `index` until `notify_one` or `notify_all` picks it. On return it has
@@ -286,8 +298,8 @@ mod tests {
     fn notify_wakes_one_sleeper_as_a_searcher_and_no_more() {
         let sleepers = Sleepers::new(3);
         assert!(!sleepers.notify_one(), "nobody is parked");
-        assert!(!sleepers.to_parked(0, false));
-        assert!(!sleepers.to_parked(1, false));
+        assert!(sleepers.to_parked(0, false), "nobody searches: re-scan");
+        assert!(sleepers.to_parked(1, false));
         assert_eq!(sleepers.state(), State::new(1, 0));
         assert!(sleepers.notify_one());
         assert_eq!(sleepers.state(), State::new(2, 1));
