@@ -58,6 +58,9 @@ impl<T, P: Policy> JoinHandle<T, P> {
     /// assert_eq!(rx.recv().unwrap(), "done");
     /// ```
     pub fn detach(self) {
+        #[cfg(crew_bug = "detach_forgets")]
+        std::mem::forget(self.task);
+        #[cfg(not(crew_bug = "detach_forgets"))]
         self.task.detach();
     }
 
@@ -78,7 +81,13 @@ impl<T, P: Policy> JoinHandle<T, P> {
     /// assert_eq!(crew::block_on(handle.cancel()), Some(5));
     /// ```
     pub async fn cancel(self) -> Option<P::Output<T>> {
-        self.task.cancel().await.map(|output| P::complete(outcome(Some(output))))
+        let output = self.task.cancel().await;
+        #[cfg(crew_bug = "cancel_forgets_output")]
+        let output = output.and_then(|output| {
+            std::mem::forget(output);
+            None
+        });
+        output.map(|output| P::complete(outcome(Some(output))))
     }
 
     /// True if the task has finished: completed, panicked, or been dropped by its pool's

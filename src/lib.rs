@@ -125,6 +125,17 @@ pub mod __loom {
             (state.unparked(), state.searching())
         }
     }
+
+    /// `pool`'s idle-worker counters `(unparked, searching)`, read once every one of its
+    /// workers is listed as parked; `None` while some worker is not.
+    pub fn idle_counts(pool: &crate::Pool) -> Option<(usize, usize)> {
+        let sleepers = &pool.shared().sleepers;
+        if !(0..pool.workers()).all(|index| sleepers.is_parked(index)) {
+            return None;
+        }
+        let state = sleepers.state();
+        Some((state.unparked(), state.searching()))
+    }
 }
 
 pub use block_on::block_on;

@@ -258,6 +258,7 @@ impl Shared {
     pub(crate) fn schedule(&self, runnable: Runnable, is_yield: bool) {
         match worker::schedule_local(self, runnable, is_yield) {
             Ok(()) => {
+                #[cfg(not(crew_bug = "no_local_notify"))]
                 self.sleepers.notify_one();
             }
             Err(runnable) => self.push_remote(runnable),
@@ -273,7 +274,7 @@ impl Shared {
         // Pairs with the fence in `shutdown`: either this load sees the flag, or shutdown's
         // drain sees the push. (`notify_one` has its own fence for the sleepers.)
         fence(Ordering::SeqCst);
-        if self.shutdown.load(Ordering::SeqCst) {
+        if cfg!(not(crew_bug = "no_shutdown_recheck")) && self.shutdown.load(Ordering::SeqCst) {
             self.drain_injector();
             return;
         }

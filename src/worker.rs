@@ -99,6 +99,9 @@ impl Core {
     fn push(&mut self, shared: &Shared, runnable: Runnable, is_yield: bool) {
         if is_yield {
             self.deferred_filled = true;
+            #[cfg(crew_bug = "lost_yield")]
+            drop(runnable);
+            #[cfg(not(crew_bug = "lost_yield"))]
             lock(shared.deferred(self.index)).push(runnable);
             return;
         }
