@@ -1,3 +1,53 @@
 //! loom model checks of crew's protocols live in `tests/`; run them with
 //! `RUSTFLAGS="--cfg loom" cargo test --release -p crew-loom-tests` (see README.md here).
-//! Without `--cfg loom` this crate builds nothing.
+//! Without `--cfg loom` this crate builds nothing but this file.
+
+/// What the models share: a checker with a preemption bound, and drop counters.
+#[cfg(loom)]
+pub mod support {
+    use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use loom::sync::Arc;
+
+    /// Checks `f` under every interleaving loom explores with at most `bound` preemptions
+    /// (`LOOM_MAX_PREEMPTIONS` overrides it).
+    pub fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
+        let mut builder = loom::model::Builder::new();
+        if builder.preemption_bound.is_none() {
+            builder.preemption_bound = Some(bound);
+        }
+        builder.check(f);
+    }
+
+    /// A counter shared between a model's threads.
+    #[derive(Clone, Debug, Default)]
+    pub struct Count(Arc<AtomicUsize>);
+
+    impl Count {
+        pub fn new() -> Count {
+            Count::default()
+        }
+
+        pub fn add(&self) {
+            self.0.fetch_add(1, SeqCst);
+        }
+
+        /// The count. Read with a read-modify-write, which always sees the last value in the
+        /// modification order: the model often learns that a task finished through async-task's
+        /// atomics, which are plain std atomics invisible to loom, so loom would otherwise let a
+        /// plain load return a value older than what the finished task wrote.
+        pub fn get(&self) -> usize {
+            self.0.fetch_add(0, SeqCst)
+        }
+    }
+
+    /// Adds one to its counter when dropped. Holds a loom `Arc`, so a `Dropped` that is never
+    /// dropped is also reported by loom's leak check at the end of the execution.
+    #[derive(Debug)]
+    pub struct Dropped(pub Count);
+
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.add();
+        }
+    }
+}

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Runs each loom model against its planted bug (see README.md) and fails if any model passes.
+# Run from the repository root. A loom deadlock aborts the test process: that counts as caught.
+set -u
+caught=0
+missed=""
+for pair in skip_rescan:wakeup lost_yield:wake_while_running cancel_forgets_output:cancel_race \
+    detach_forgets:detach_race no_shutdown_recheck:shutdown_race no_local_notify:steal_race \
+    searching_drift:counters; do
+    bug=${pair%%:*}
+    model=${pair#*:}
+    flags="--cfg loom --cfg crew_bug=\"$bug\""
+    # A build failure must not pass for a caught bug.
+    if ! RUSTFLAGS="$flags" CARGO_TARGET_DIR=target/loom-bug \
+        cargo test -q --release -p crew-loom-tests --test "$model" --no-run; then
+        echo "planted bug $bug: tests/$model.rs does not build"
+        exit 2
+    fi
+    if RUSTFLAGS="$flags" CARGO_TARGET_DIR=target/loom-bug \
+        cargo test -q --release -p crew-loom-tests --test "$model" >/dev/null 2>&1; then
+        echo "MISSED: planted bug $bug passed tests/$model.rs"
+        missed="$missed $bug"
+    else
+        echo "caught: planted bug $bug fails tests/$model.rs"
+        caught=$((caught + 1))
+    fi
+done
+if [ -n "$missed" ]; then
+    echo "planted bugs not caught:$missed"
+    exit 1
+fi
+echo "all $caught planted bugs caught"

@@ -1,0 +1,41 @@
+//! `JoinHandle::cancel` racing the task's completion on a real one-worker `crew::Pool`: the
+//! future is dropped exactly once, the output (if the task got to produce it) is dropped
+//! exactly once, and nothing leaks (every counter below holds a loom `Arc`, which loom's leak
+//! check reports if it outlives the execution).
+//!
+//! async-task's own state machine uses plain std atomics, invisible to loom: loom interleaves
+//! crew's code and the model's threads around async-task's operations, never inside them. What
+//! this proves is that crew's wrapper (`TaskFuture`, `JoinHandle`, the pool's queues and
+//! shutdown) keeps exactly-once for every order in which cancel, the worker's poll and the
+//! pool's shutdown reach async-task — not that async-task's atomics are right.
+//!
+//! Planted bug: `--cfg crew_bug="cancel_forgets_output"` makes `JoinHandle::cancel`
+//! (`src/join.rs`) forget an output it got back instead of returning it.
+#![cfg(loom)]
+
+use crew_loom_tests::support::{model, Count, Dropped};
+
+#[test]
+fn cancel_racing_completion_drops_future_and_output_exactly_once() {
+    model(3, || {
+        let pool = crew::Pool::builder().workers(1).build().unwrap();
+        let (future_drops, outputs, output_drops) = (Count::new(), Count::new(), Count::new());
+        let handle = pool.spawn({
+            let guard = Dropped(future_drops.clone());
+            let (outputs, output_drops) = (outputs.clone(), output_drops.clone());
+            async move {
+                let _guard = guard;
+                outputs.add();
+                Dropped(output_drops)
+            }
+        });
+        let output = crew::block_on(handle.cancel());
+        // `None` also when the poll that made the output was running as cancel closed the task:
+        // async-task then drops that output itself.
+        assert!(output.is_none() || outputs.get() == 1, "Some only if the task made its output");
+        drop(output);
+        drop(pool);
+        assert_eq!(future_drops.get(), 1, "the future is dropped exactly once");
+        assert_eq!(output_drops.get(), outputs.get(), "an output made is dropped exactly once");
+    });
+}
