@@ -4,7 +4,9 @@
 //! Invariants:
 //! - No thread per timer: every timer is an entry in async-io's timer map, fired by whichever
 //!   thread runs the reactor (a parked crew worker, see [`Builder::drive_reactor`], or async-io's
-//!   fallback thread). A timer dropped before it fires leaves the map at once.
+//!   fallback thread). A timer dropped before it fires is taken out of the map: async-io queues
+//!   the removal, and the reactor applies it (dropping its clone of the waker) the next time it
+//!   runs; a dropped timer never wakes its task.
 //! - A deadline that overflows `Instant` (a huge duration) never fires; it is not an error.
 //! - A future that finishes is never reported as timed out: [`Timeout`] polls its future before
 //!   it looks at the clock, so even a zero-duration timeout returns `Ok` for a ready future.
