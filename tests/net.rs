@@ -6,6 +6,10 @@
 //! Every wait is bounded by [`HANG`], only to turn a hang into a failure: nothing here asserts
 //! on how long anything takes.
 
+// Not under miri: every socket registers with async-io's reactor, whose `Poller::new` calls
+// `timerfd_create`, which miri does not implement (the interpreter aborts the whole binary).
+#![cfg(not(miri))]
+
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
@@ -146,7 +150,10 @@ fn a_peer_that_resets_mid_write_fails_only_its_own_connection() {
 
 #[test]
 fn a_silent_peer_holds_up_nobody_and_is_reaped_by_the_idle_timeout() {
-    const IDLE: Duration = Duration::from_millis(500);
+    // Short enough to keep the test short, long enough that no echo client below (which
+    // sends as soon as it connects) sits silent that long even on a loaded machine. Nothing is
+    // asserted about when the reaping happens, only that it does.
+    const IDLE: Duration = Duration::from_secs(2);
     let mut server = Server::start(IDLE);
     let addr = server.addr;
     run(async move {
