@@ -33,6 +33,7 @@ use crate::sync::{
     fence, lock, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex, Ordering, Slot, Steal,
     Stealer, Worker,
 };
+use crate::worker::Pushed;
 use crate::worker::{self, Core};
 
 /// A private thread pool with its own workers; dropping it stops them.
@@ -165,7 +166,7 @@ impl Pool {
             stealers: locals.iter().map(Worker::stealer).collect(),
             lifo: (0..workers).map(|_| CachePadded::new(Slot::new())).collect(),
             deferred: (0..workers).map(|_| CachePadded::new(Mutex::new(Vec::new()))).collect(),
-            sleepers: Sleepers::new(workers).driving_reactor(config.drive_reactor),
+            sleepers: Sleepers::new(workers),
             registry: if global { None } else { Some(Arc::new(Registry::new(workers))) },
             shutdown: AtomicBool::new(false),
             cores_running: AtomicUsize::new(workers),
@@ -223,6 +224,11 @@ impl Shared {
         &self.lifo[index]
     }
 
+    /// Whether the worker loops run inside `async_io::block_on`, driving the reactor.
+    pub(crate) fn drives_reactor(&self) -> bool {
+        self.config.drive_reactor
+    }
+
     /// Core `index`'s deferred tasks.
     pub(crate) fn deferred(&self, index: usize) -> &Mutex<Vec<Runnable>> {
         &self.deferred[index]
@@ -257,9 +263,15 @@ impl Shared {
     /// so it goes to the back of the queue rather than the LIFO slot.
     pub(crate) fn schedule(&self, runnable: Runnable, is_yield: bool) {
         match worker::schedule_local(self, runnable, is_yield) {
-            Ok(()) => {
+            Ok(Pushed::Running) => {
                 #[cfg(not(crew_bug = "no_local_notify"))]
                 self.sleepers.notify_one();
+            }
+            // Pushed from inside the reactor onto this thread's own parked core: it wakes itself
+            // and runs the task, rather than wake another worker. If it was already picked, its
+            // token is on the way and the task is in its queues all the same.
+            Ok(Pushed::Parked(index)) => {
+                self.sleepers.wake_self(index);
             }
             Err(runnable) => self.push_remote(runnable),
         }

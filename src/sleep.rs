@@ -67,14 +67,14 @@
 //!
 //! # Reactor
 //!
-//! With [`Builder::drive_reactor`](crate::Builder::drive_reactor) on (the default), a parked
-//! worker waits for its token inside `async_io::block_on`: if no other thread holds async-io's
-//! reactor, this one runs it (epoll and timers) while it waits, so a socket or timer event wakes
-//! its task from a worker thread, with no hop through async-io's fallback `async-io` thread.
-//! Tasks woken there are scheduled like any wake from outside the worker loop (the parked
-//! worker's `CURRENT` is borrowed, so they go to the injector with `notify_one`, which may pick
-//! this same worker). The token protocol is unchanged: the event-listener future completes
-//! exactly when a plain wait would return.
+//! With [`Builder::drive_reactor`](crate::Builder::drive_reactor) on (the default), the worker
+//! loop is a future that `async_io::block_on` polls for the worker's whole life (see `worker`).
+//! A worker parks by *polling* its parker ([`Sleepers::poll_park`]) and returning `Pending`; the
+//! `block_on` around it then runs async-io's reactor (epoll and timers) if no other thread holds
+//! it, so a socket or timer event is handled on a worker thread. A task woken there is pushed
+//! onto that same (parked) worker's own queues, and the worker takes itself off the sleeping
+//! list ([`Sleepers::wake_self`]) instead of waking another: no thread hop. The token protocol
+//! is the same as for a blocking park: the listener is registered before the token is checked.
 //!
 //! # Shutdown
 //!
@@ -82,8 +82,15 @@
 //! checks the pool's shutdown flag before anything else.
 
 #[cfg(not(loom))]
-use crate::sync::Listener;
+use std::future::Future;
+#[cfg(not(loom))]
+use std::pin::Pin;
+#[cfg(not(loom))]
+use std::task::{Context, Poll};
+
 use crate::sync::{fence, lock, AtomicBool, AtomicUsize, CachePadded, Event, Mutex, Ordering};
+#[cfg(not(loom))]
+use crate::sync::{EventListener, Listener};
 
 /// The packed counters: `searching` in the low [`State::SEARCHING_BITS`] bits, `unparked` above.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,10 +137,8 @@ impl Parker {
         self.event.notify(1);
     }
 
-    /// Blocks until the token is handed over, then consumes it. With `drive_reactor`, the wait
-    /// happens inside async-io's `block_on`, so that this thread runs the I/O reactor and timers
-    /// while it waits if no other thread does (see the `# Reactor` section above).
-    fn park(&self, drive_reactor: bool) {
+    /// Blocks until the token is handed over, then consumes it.
+    fn park(&self) {
         loop {
             if self.token.swap(false, Ordering::SeqCst) {
                 return;
@@ -145,13 +150,31 @@ impl Parker {
             if self.token.swap(false, Ordering::SeqCst) {
                 return;
             }
-            #[cfg(not(loom))]
-            if drive_reactor {
-                async_io::block_on(listener);
-                continue;
-            }
-            let _ = drive_reactor;
             listener.wait();
+        }
+    }
+
+    /// The non-blocking `park`: `Ready` once the token is handed over (consuming it); `Pending`
+    /// with `listener` registered to wake `cx` when it is. Same protocol as `park`.
+    #[cfg(not(loom))]
+    fn poll_park(&self, listener: &mut Option<EventListener>, cx: &mut Context<'_>) -> Poll<()> {
+        loop {
+            if self.token.swap(false, Ordering::SeqCst) {
+                *listener = None;
+                return Poll::Ready(());
+            }
+            match listener {
+                Some(registered) => match Pin::new(registered).poll(cx) {
+                    // Notified: the token was set before; the loop consumes it.
+                    Poll::Ready(()) => *listener = None,
+                    Poll::Pending => return Poll::Pending,
+                },
+                None => {
+                    *listener = Some(self.event.listen());
+                    // As in `park`: registered before the token is checked again.
+                    fence(Ordering::SeqCst);
+                }
+            }
         }
     }
 }
@@ -162,7 +185,6 @@ pub(crate) struct Sleepers {
     state: CachePadded<AtomicUsize>,
     sleeping: Mutex<Vec<usize>>,
     parkers: Box<[Parker]>,
-    drive_reactor: bool,
 }
 
 impl Sleepers {
@@ -172,14 +194,7 @@ impl Sleepers {
             state: CachePadded::new(AtomicUsize::new(State::new(workers, 0).0)),
             sleeping: Mutex::new(Vec::with_capacity(workers)),
             parkers: (0..workers).map(|_| Parker::default()).collect(),
-            drive_reactor: false,
         }
-    }
-
-    /// Makes parked workers drive async-io's reactor (see the `# Reactor` section above).
-    pub(crate) fn driving_reactor(mut self, drive: bool) -> Sleepers {
-        self.drive_reactor = drive;
-        self
     }
 
     fn workers(&self) -> usize {
@@ -260,7 +275,37 @@ impl Sleepers {
     /// Blocks worker `index` until `notify_one` or `notify_all` picks it. On return it has
     /// been taken off `sleeping` and counted as unparked (and as searching, if by `notify_one`).
     pub(crate) fn park(&self, index: usize) {
-        self.parkers[index].park(self.drive_reactor);
+        self.parkers[index].park();
+    }
+
+    /// The non-blocking [`park`](Sleepers::park) of worker `index`, for a worker loop that runs
+    /// as a future: `Ready` when `park` would return, else `Pending` with `listener` set to wake
+    /// `cx`. Keep `listener` across polls; it is cleared on `Ready`.
+    #[cfg(not(loom))]
+    pub(crate) fn poll_park(
+        &self,
+        index: usize,
+        listener: &mut Option<EventListener>,
+        cx: &mut Context<'_>,
+    ) -> Poll<()> {
+        self.parkers[index].poll_park(listener, cx)
+    }
+
+    /// Worker `index`, parked, has just pushed work onto its own queues from its own thread (a
+    /// task woken while that thread ran the reactor): takes it off `sleeping`, counted as
+    /// unparked and searching exactly as `notify_one` would, and hands it its token. Returns
+    /// false if it was no longer listed (another thread's `notify_one` or `notify_all` already
+    /// picked it, and its token is on the way).
+    pub(crate) fn wake_self(&self, index: usize) -> bool {
+        let mut sleeping = lock(&self.sleeping);
+        let Some(position) = sleeping.iter().position(|&sleeper| sleeper == index) else {
+            return false;
+        };
+        sleeping.swap_remove(position);
+        self.state.fetch_add(State::ONE_UNPARKED | State::ONE_SEARCHING, Ordering::SeqCst);
+        drop(sleeping);
+        self.parkers[index].unpark();
+        true
     }
 
     /// True if worker `index` is listed as parked.
@@ -323,9 +368,9 @@ mod tests {
     fn unpark_before_park_is_not_lost() {
         let parker = std::sync::Arc::new(Parker::default());
         parker.unpark();
-        parker.park(false);
+        parker.park();
         let p = parker.clone();
-        let t = std::thread::spawn(move || p.park(false));
+        let t = std::thread::spawn(move || p.park());
         parker.unpark();
         t.join().unwrap();
     }

@@ -27,12 +27,20 @@
 //!   thread runs no more worker loop and exits once its current task's poll returns.
 
 use std::cell::{Cell, RefCell};
+#[cfg(not(loom))]
+use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::panic::{self, AssertUnwindSafe};
+#[cfg(not(loom))]
+use std::pin::Pin;
+#[cfg(not(loom))]
+use std::task::{Context, Poll};
 
 use async_task::Runnable;
 
 use crate::pool::Shared;
+#[cfg(not(loom))]
+use crate::sync::EventListener;
 use crate::sync::{fence, lock, thread_local, Arc, Ordering, Steal, Worker};
 
 /// Every this many ticks, a worker takes a task from the injector before its own queue.
@@ -73,6 +81,11 @@ pub(crate) struct Core {
     rng: FastRand,
     /// Spawns made on this core, to spread their registry entries over shards.
     spawns: usize,
+    /// Listed as parked and waiting for its token, in a worker loop run as a future.
+    parked: bool,
+    /// That loop's registered listener while it is parked.
+    #[cfg(not(loom))]
+    listener: Option<EventListener>,
 }
 
 impl Core {
@@ -87,6 +100,9 @@ impl Core {
             searching: false,
             rng: FastRand::new(index as u64),
             spawns: 0,
+            parked: false,
+            #[cfg(not(loom))]
+            listener: None,
         }
     }
 
@@ -111,23 +127,56 @@ impl Core {
         }
     }
 
-    /// The next task to run, parking while there is none. `None`: the pool shuts down.
+    /// The next task to run, parking (blocking the thread) while there is none. `None`: the
+    /// pool shuts down.
     fn next_task(&mut self, shared: &Shared) -> Option<Runnable> {
         loop {
             if shared.is_shutdown() {
                 return None;
             }
-            let found = match self.next_local(shared) {
-                Some(runnable) => Some(runnable),
-                None if self.searching || self.start_searching(shared) => self.steal(shared),
-                None => None,
-            };
-            if let Some(runnable) = found {
-                self.stop_searching(shared);
+            if let Some(runnable) = self.find_task(shared) {
                 return Some(runnable);
             }
-            self.park(shared);
+            if self.prepare_park(shared) {
+                shared.sleepers.park(self.index);
+                self.unparked(shared);
+            }
         }
+    }
+
+    /// As [`next_task`](Core::next_task) for a worker loop run as a future: instead of blocking,
+    /// returns `Pending` while parked, with `cx` registered to be woken with the token.
+    #[cfg(not(loom))]
+    fn poll_next_task(&mut self, shared: &Shared, cx: &mut Context<'_>) -> Poll<Option<Runnable>> {
+        loop {
+            if self.parked {
+                if shared.sleepers.poll_park(self.index, &mut self.listener, cx).is_pending() {
+                    return Poll::Pending;
+                }
+                self.parked = false;
+                self.unparked(shared);
+            }
+            if shared.is_shutdown() {
+                return Poll::Ready(None);
+            }
+            if let Some(runnable) = self.find_task(shared) {
+                return Poll::Ready(Some(runnable));
+            }
+            self.parked = self.prepare_park(shared);
+        }
+    }
+
+    /// A task from this core's queues, the injector, or (as a searcher) other workers.
+    fn find_task(&mut self, shared: &Shared) -> Option<Runnable> {
+        let found = match self.next_local(shared) {
+            Some(runnable) => Some(runnable),
+            None if self.searching || self.start_searching(shared) => self.steal(shared),
+            None => None,
+        };
+        if found.is_some() {
+            self.stop_searching(shared);
+        }
+        found
     }
 
     /// A task from this worker's own queues or an injector batch, without searching.
@@ -266,30 +315,36 @@ impl Core {
         None
     }
 
-    /// Parks until woken (see `sleep`). Returns at once if this core has local work.
-    fn park(&mut self, shared: &Shared) {
+    /// Lists this core as parked (see `sleep`), re-scanning first if no searcher is left.
+    /// Returns whether the caller should now wait for its token: false if this core has local
+    /// work or the pool shuts down.
+    fn prepare_park(&mut self, shared: &Shared) -> bool {
         if let Some(runnable) = self.take_lifo(shared) {
             self.local.push(runnable);
-            return;
+            return false;
         }
         if self.flush_deferred(shared) || !self.local.is_empty() {
-            return;
+            return false;
         }
         let was_searching = std::mem::replace(&mut self.searching, false);
-        let last_searcher = shared.sleepers.to_parked(self.index, was_searching);
+        let rescan = shared.sleepers.to_parked(self.index, was_searching);
         // `to_parked` locked the sleepers' mutex; if shutdown's `notify_all` ran before that, we
         // see its flag here, else it will find us listed.
         if shared.is_shutdown() {
-            return;
+            return false;
         }
-        if last_searcher {
+        if rescan {
             fence(Ordering::SeqCst);
             if shared.has_queued_work() {
                 shared.sleepers.notify_one();
             }
         }
-        shared.sleepers.park(self.index);
-        // Woken by `notify_one`, which counted us as a searcher (or by shutdown).
+        true
+    }
+
+    /// After the token came: woken by `notify_one` or `wake_self`, which counted this worker as
+    /// a searcher, or by shutdown's `notify_all`, which did not.
+    fn unparked(&mut self, shared: &Shared) {
         self.searching = !shared.is_shutdown();
     }
 }
@@ -329,22 +384,17 @@ pub(crate) fn run(shared: Arc<Shared>, core: Box<Core>) {
     CURRENT.with(|current| {
         *current.borrow_mut() = Some(Current { shared: shared.clone(), core: Some(core) });
     });
-    loop {
-        let next = CURRENT.with(|current| {
-            let mut current = current.borrow_mut();
-            let core = current.as_mut().and_then(|c| c.core.as_mut())?;
-            Some(core.next_task(&shared))
-        });
-        match next {
-            Some(Some(runnable)) => run_task(runnable),
-            // Shutdown: this thread still owns the core.
-            Some(None) => break,
-            // The core went to another thread (`block_on` on this one): nothing left to do.
-            None => {
-                CURRENT.with(|current| current.borrow_mut().take());
-                return;
-            }
-        }
+    #[cfg(not(loom))]
+    let still_owned = if shared.drives_reactor() {
+        async_io::block_on(WorkerLoop { shared: &shared })
+    } else {
+        blocking_loop(&shared)
+    };
+    #[cfg(loom)]
+    let still_owned = blocking_loop(&shared);
+    if !still_owned {
+        CURRENT.with(|current| current.borrow_mut().take());
+        return;
     }
     let core = CURRENT.with(|current| current.borrow_mut().take().and_then(|c| c.core));
     // Dropped with `CURRENT` cleared, so that anything the tasks' drops schedule goes remote.
@@ -353,9 +403,73 @@ pub(crate) fn run(shared: Arc<Shared>, core: Box<Core>) {
     }
 }
 
+/// The worker loop on a thread that blocks to park. Returns true at shutdown, false once the
+/// core went to another thread (`block_on` on this one).
+fn blocking_loop(shared: &Arc<Shared>) -> bool {
+    loop {
+        let next = CURRENT.with(|current| {
+            let mut current = current.borrow_mut();
+            let core = current.as_mut().and_then(|c| c.core.as_mut())?;
+            Some(core.next_task(shared))
+        });
+        match next {
+            Some(Some(runnable)) => run_task(runnable),
+            // Shutdown: this thread still owns the core.
+            Some(None) => return true,
+            // The core went to another thread (`block_on` on this one): nothing left to do.
+            None => return false,
+        }
+    }
+}
+
+/// The worker loop as a future, run by `async_io::block_on` for the thread's whole life (see
+/// `sleep`'s `# Reactor`). Parked, it returns `Pending`, and `block_on` runs the reactor while
+/// it waits. Every [`GLOBAL_QUEUE_INTERVAL`] tasks it wakes itself and returns `Pending`, so that
+/// `block_on` processes ready I/O events (without blocking) even while there is always work.
+/// Output as `blocking_loop`'s.
+#[cfg(not(loom))]
+struct WorkerLoop<'a> {
+    shared: &'a Arc<Shared>,
+}
+
+#[cfg(not(loom))]
+impl Future for WorkerLoop<'_> {
+    type Output = bool;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+        let shared = self.shared;
+        for _ in 0..GLOBAL_QUEUE_INTERVAL {
+            // The borrow ends before the task runs, and before `Pending` hands the thread to the
+            // reactor, whose wakes then reach this core through `schedule_local`.
+            let next = CURRENT.with(|current| {
+                let mut current = current.borrow_mut();
+                let core = current.as_mut().and_then(|c| c.core.as_mut())?;
+                Some(core.poll_next_task(shared, cx))
+            });
+            match next {
+                Some(Poll::Ready(Some(runnable))) => run_task(runnable),
+                Some(Poll::Ready(None)) => return Poll::Ready(true),
+                Some(Poll::Pending) => return Poll::Pending,
+                None => return Poll::Ready(false),
+            }
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// Where [`schedule_local`] put a task.
+pub(crate) enum Pushed {
+    /// Into the core of a running worker, which other workers may need to be told about.
+    Running,
+    /// Into the core of this worker, which is parked: its thread runs the reactor, whose wake
+    /// this is. The worker should wake itself.
+    Parked(usize),
+}
+
 /// Tries to put `runnable` into the current thread's core, if this thread runs a worker of
 /// `shared`'s pool. `Err(runnable)` if it belongs in the injector.
-pub(crate) fn schedule_local(shared: &Shared, runnable: Runnable, is_yield: bool) -> Result<(), Runnable> {
+pub(crate) fn schedule_local(shared: &Shared, runnable: Runnable, is_yield: bool) -> Result<Pushed, Runnable> {
     let mut slot = Some(runnable);
     let pushed = CURRENT.try_with(|current| {
         let mut current = current.try_borrow_mut().ok()?;
@@ -365,10 +479,10 @@ pub(crate) fn schedule_local(shared: &Shared, runnable: Runnable, is_yield: bool
         }
         let core = current.core.as_mut()?;
         core.push(shared, slot.take()?, is_yield);
-        Some(())
+        Some(if core.parked { Pushed::Parked(core.index) } else { Pushed::Running })
     });
     match pushed {
-        Ok(Some(())) => Ok(()),
+        Ok(Some(pushed)) => Ok(pushed),
         _ => Err(slot.take().expect("the task was not pushed, so it is still here")),
     }
 }

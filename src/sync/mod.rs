@@ -44,7 +44,7 @@ mod parker;
 pub(crate) use parker::{Parker, Unparker};
 
 #[cfg(not(loom))]
-pub(crate) use event_listener::{Event, Listener};
+pub(crate) use event_listener::{Event, EventListener, Listener};
 #[cfg(loom)]
 mod event;
 #[cfg(loom)]
