@@ -2,7 +2,9 @@
 //! implemented by crew, tokio's multi-thread runtime and async-executor (each started with the
 //! same number of worker threads), and the harness that runs one workload as one criterion group
 //! with members `crew`, `tokio` and `async_executor`. The executor set-up is described in
-//! `benches/spawn.rs`'s module docs.
+//! `benches/spawn.rs`'s module docs. crew's pool drives async-io's reactor while it parks (the
+//! default); with `CREW_BENCH_NO_REACTOR` set (to anything) it parks plainly instead
+//! (`Builder::drive_reactor(false)`), to measure what the reactor costs these workloads.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -52,7 +54,9 @@ pub struct Crew(pub Arc<crew::Pool>);
 pub struct CrewOwner(Arc<crew::Pool>);
 
 pub fn start_crew(workers: usize) -> (CrewOwner, Crew) {
-    let pool = Arc::new(crew::Pool::builder().workers(workers).build().expect("crew pool"));
+    // Any value of CREW_BENCH_NO_REACTOR turns the reactor off (see the module docs).
+    let drive = std::env::var_os("CREW_BENCH_NO_REACTOR").is_none();
+    let pool = Arc::new(crew::Pool::builder().workers(workers).drive_reactor(drive).build().expect("crew pool"));
     (CrewOwner(pool.clone()), Crew(pool))
 }
 
