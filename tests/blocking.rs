@@ -129,7 +129,11 @@ thread_local! {
 
 /// Registers the calling thread's exit in [`EXITED`] and returns its id.
 fn record_exit() -> ThreadId {
-    EXIT_RECORDER.with(|recorder| *recorder.borrow_mut() = Some(ExitRecorder));
+    // Only once per thread: replacing a recorder would drop the old one, which records an exit
+    // of a thread that is alive (two panic tests whose jobs ran on the same thread).
+    EXIT_RECORDER.with(|recorder| {
+        recorder.borrow_mut().get_or_insert_with(|| ExitRecorder);
+    });
     thread::current().id()
 }
 
