@@ -82,6 +82,8 @@ pub(crate) struct Config {
     pub(crate) workers: usize,
     pub(crate) thread_name: String,
     pub(crate) stack_size: Option<usize>,
+    // loom builds have no reactor: the blocking worker loop ignores this.
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) drive_reactor: bool,
 }
 

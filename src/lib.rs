@@ -119,6 +119,13 @@ pub mod __loom {
         pub fn is_parked(&self, index: usize) -> bool {
             self.0.is_parked(index)
         }
+        pub fn wake_self(&self, index: usize) -> bool {
+            self.0.wake_self(index)
+        }
+        /// Blocks worker `index` until it has its token (returns at once if it has it).
+        pub fn park(&self, index: usize) {
+            self.0.park(index)
+        }
         /// `(unparked, searching)`.
         pub fn counts(&self) -> (usize, usize) {
             let state = self.0.state();

@@ -225,6 +225,7 @@ impl Shared {
     }
 
     /// Whether the worker loops run inside `async_io::block_on`, driving the reactor.
+    #[cfg(not(loom))]
     pub(crate) fn drives_reactor(&self) -> bool {
         self.config.drive_reactor
     }

@@ -24,7 +24,7 @@ pub(crate) use std::{
 pub(crate) use loom::{
     sync::{
         atomic::{fence, AtomicBool, AtomicUsize, Ordering},
-        Arc, Condvar, Mutex, MutexGuard,
+        Arc, Mutex, MutexGuard,
     },
     thread, thread_local,
 };
