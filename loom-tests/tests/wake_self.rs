@@ -37,7 +37,10 @@ fn wake_self_racing_notify_one_hands_exactly_one_token() {
         // Worker 0's thread, inside the reactor, has pushed a woken task onto its own queue.
         let woke_self = sleepers.wake_self(0);
         let notified = other.join().unwrap();
-        assert!(woke_self != notified, "exactly one of wake_self and notify_one took worker 0 ({woke_self}, {notified})");
+        assert!(
+            woke_self != notified,
+            "exactly one of wake_self and notify_one took worker 0 ({woke_self}, {notified})"
+        );
         // Worker 0 has its token: its park returns.
         sleepers.park(0);
         assert!(!sleepers.is_parked(0) && sleepers.is_parked(1));
