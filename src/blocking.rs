@@ -253,19 +253,23 @@ mod tests {
     fn idle_threads_exit_after_the_keep_alive() {
         let pool = BlockingPool::new(4, Duration::from_millis(20));
         let gate = Arc::new(Barrier::new(4));
+        let started = Arc::new(AtomicUsize::new(0));
         let handles: Vec<_> = (0..3)
             .map(|_| {
-                let gate = gate.clone();
+                let (gate, started) = (gate.clone(), started.clone());
                 spawn(&pool, move || {
+                    started.fetch_add(1, Ordering::SeqCst);
                     gate.wait();
                 })
             })
             .collect();
+        // Held at the gate, the three threads cannot have exited yet.
+        wait_until("three jobs run at once", || started.load(Ordering::SeqCst) == 3);
+        assert_eq!(pool.counts().0, 3);
         gate.wait();
         for handle in handles {
             crate::block_on(handle);
         }
-        assert_eq!(pool.counts().0, 3);
         wait_until("the idle threads exit", || pool.counts().0 == 0);
         // And the pool grows again on demand.
         assert_eq!(crate::block_on(spawn(&pool, || 5)), 5);
