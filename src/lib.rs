@@ -88,6 +88,7 @@ mod sync;
 mod task;
 #[cfg(not(loom))]
 pub mod time;
+mod watch;
 mod worker;
 mod yield_now;
 
@@ -126,11 +127,32 @@ pub mod __loom {
         pub fn park(&self, index: usize) {
             self.0.park(index)
         }
+        pub fn notify_private(&self) -> bool {
+            self.0.notify_private()
+        }
+        pub fn watch(&self, index: usize) -> bool {
+            self.0.watch(index)
+        }
+        /// The watcher's timed park; under loom its deadline has always passed.
+        pub fn park_until_deadline(&self, index: usize) {
+            self.0.park_until(index, crate::sleep::Deadline)
+        }
+        /// The watcher's index, asserting that the flag in the state matches it and that it is
+        /// listed as parked.
+        pub fn watcher(&self) -> Option<usize> {
+            self.0.watcher()
+        }
         /// `(unparked, searching)`.
         pub fn counts(&self) -> (usize, usize) {
             let state = self.0.state();
             (state.unparked(), state.searching())
         }
+    }
+
+    /// `pool`'s watcher (see `src/watch.rs`), asserting that the flag in its state matches it
+    /// and that it is listed as parked.
+    pub fn watcher(pool: &crate::Pool) -> Option<usize> {
+        pool.shared().sleepers.watcher()
     }
 
     /// `pool`'s idle-worker counters `(unparked, searching)`, read once every one of its
@@ -140,6 +162,8 @@ pub mod __loom {
         if !(0..pool.workers()).all(|index| sleepers.is_parked(index)) {
             return None;
         }
+        // Also asserts the watcher invariant (flag matches the role, the watcher is parked).
+        sleepers.watcher();
         let state = sleepers.state();
         Some((state.unparked(), state.searching()))
     }

@@ -2,13 +2,16 @@
 //!
 //! Invariants:
 //! - A pool has a fixed number of *cores* (worker slots), each with a FIFO deque whose
-//!   [`Stealer`] is in `stealers`, a LIFO [`Slot`] in `lifo` and a list of yielded tasks in
-//!   `deferred`, plus one [`Injector`] for tasks
-//!   scheduled from outside. A core is owned by exactly one thread at a time (see `worker`);
+//!   [`Stealer`] is in `stealers`, and in its [`Remote`] a LIFO [`Slot`] and a list of yielded
+//!   tasks, plus one [`Injector`] for tasks scheduled from outside. The deques, the injector and
+//!   the yielded lists are *shared* queues: any searcher steals from them. The LIFO slot is
+//!   *private*: taken from by its owner, and by the watcher only when the owner is stuck inside
+//!   one poll (see `watch`). A core is owned by exactly one thread at a time (see `worker`);
 //!   threads may outnumber cores while some are blocked in `block_on`, never the other way round.
 //! - `schedule` puts a task in the scheduling worker's own core when that thread runs a worker of
-//!   this pool, else in the injector; work that other workers should see ends with
-//!   `Sleepers::notify_one` (see `sleep` for why no wakeup is lost).
+//!   this pool, else in the injector; a push onto a shared queue ends with
+//!   `Sleepers::notify_one`, a push into a LIFO slot with `Sleepers::notify_private` (see
+//!   `sleep` for why no wakeup is lost).
 //! - Shutdown (dropping a [`Pool`]) happens once: set `shutdown`, wake every sleeper, wait until
 //!   every core's worker loop has exited and dropped its queued tasks, drop the injector's tasks,
 //!   wake every registered (pending) task so that scheduling it into the closed pool drops it,
@@ -57,18 +60,65 @@ pub struct Pool {
     shared: Arc<Shared>,
 }
 
+/// The part of a core that other threads may touch besides its deque: its LIFO slot and
+/// deferred list, and the sign of its progress that the watcher reads. Filled and emptied by its owner; its mutexes
+/// are uncontended but for the watcher's rare looks.
+pub(crate) struct Remote {
+    /// The task woken last on this core (by a task it ran), run next. Private (see `watch`).
+    pub(crate) lifo: Slot<Runnable>,
+    /// Tasks that woke themselves while running (yields), held back until the owner runs out
+    /// of other work or reaches its fairness tick. Searchers take from it as a last resort.
+    pub(crate) deferred: Mutex<Vec<Runnable>>,
+    /// How many times the owner took from its LIFO slot, wrapping. While the slot holds a
+    /// task, a count that does not move means the owner is stuck inside a poll.
+    taken: AtomicUsize,
+}
+
+impl Remote {
+    fn new() -> Remote {
+        Remote { lifo: Slot::new(), deferred: Mutex::new(Vec::new()), taken: AtomicUsize::new(0) }
+    }
+
+    /// Called by the owner each time it takes from its LIFO slot.
+    pub(crate) fn count_take(&self) {
+        // Relaxed: a hint for the watcher. Only the owner writes it, so a load and a store do;
+        // a stale value read by the watcher delays a rescue by one interval or makes it steal
+        // early from a live owner, and either way the task runs exactly once (the queues are
+        // mutex-guarded).
+        let taken = self.taken.load(Ordering::Relaxed);
+        self.taken.store(taken.wrapping_add(1), Ordering::Relaxed);
+    }
+
+    /// The owner's take count (see `count_take`).
+    pub(crate) fn taken(&self) -> usize {
+        // Relaxed: as in `count_take`.
+        self.taken.load(Ordering::Relaxed)
+    }
+
+    /// True if the LIFO slot holds a task.
+    pub(crate) fn has_private_work(&self) -> bool {
+        self.lifo.is_occupied()
+    }
+}
+
+/// What a parking worker's re-scan found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Queued {
+    /// A task in the injector, a deque or a deferred list.
+    Shared,
+    /// No shared task, but one in another core's LIFO slot.
+    Private,
+    /// Nothing.
+    Nothing,
+}
+
 /// The state every worker, schedule function and handle of one pool shares.
 pub(crate) struct Shared {
     injector: CachePadded<Injector<Runnable>>,
     stealers: Box<[Stealer<Runnable>]>,
-    /// Each core's LIFO slot: filled only by its owner, taken by its owner or, as a last resort,
-    /// by a searching worker (so a task there is never stranded behind a blocked owner). Its
-    /// mutex is uncontended but for those last-resort steals.
-    lifo: Box<[CachePadded<Slot<Runnable>>]>,
-    /// Each core's deferred tasks: those that woke themselves while running (yields), held back
-    /// until the owner runs out of other work or reaches its fairness tick. Like the LIFO slot,
-    /// searchers take them as a last resort, so they are never stranded behind a blocked owner.
-    deferred: Box<[CachePadded<Mutex<Vec<Runnable>>>]>,
+    /// Each core's LIFO slot and deferred list. Apart from `stealers`: thieves read the stealers all the
+    /// time, and the owner writes here at every task it takes from its LIFO slot.
+    remotes: Box<[CachePadded<Remote>]>,
     pub(crate) sleepers: Sleepers,
     /// The live tasks of a private pool; `None` for the global pool, which is never dropped.
     /// Its own `Arc`, so that each task's reference to it does not share a cache line with the
@@ -164,8 +214,7 @@ impl Pool {
         let shared = Arc::new(Shared {
             injector: CachePadded::new(Injector::new()),
             stealers: locals.iter().map(Worker::stealer).collect(),
-            lifo: (0..workers).map(|_| CachePadded::new(Slot::new())).collect(),
-            deferred: (0..workers).map(|_| CachePadded::new(Mutex::new(Vec::new()))).collect(),
+            remotes: (0..workers).map(|_| CachePadded::new(Remote::new())).collect(),
             sleepers: Sleepers::new(workers),
             registry: if global { None } else { Some(Arc::new(Registry::new(workers))) },
             shutdown: AtomicBool::new(false),
@@ -219,20 +268,20 @@ impl Shared {
         &self.injector
     }
 
-    /// Core `index`'s LIFO slot.
-    pub(crate) fn lifo(&self, index: usize) -> &Slot<Runnable> {
-        &self.lifo[index]
+    /// Core `index`'s LIFO slot and deferred list.
+    pub(crate) fn remote(&self, index: usize) -> &Remote {
+        &self.remotes[index]
+    }
+
+    /// Every core's LIFO slot and deferred list, by index.
+    pub(crate) fn remotes(&self) -> impl Iterator<Item = &Remote> {
+        self.remotes.iter().map(|remote| &**remote)
     }
 
     /// Whether the worker loops run inside `async_io::block_on`, driving the reactor.
     #[cfg(not(loom))]
     pub(crate) fn drives_reactor(&self) -> bool {
         self.config.drive_reactor
-    }
-
-    /// Core `index`'s deferred tasks.
-    pub(crate) fn deferred(&self, index: usize) -> &Mutex<Vec<Runnable>> {
-        &self.deferred[index]
     }
 
     /// True once shutdown has begun.
@@ -242,31 +291,35 @@ impl Shared {
         self.shutdown.load(Ordering::Acquire)
     }
 
-    /// True if the injector, a worker's deque, deferred list or LIFO slot holds a task. A slot
-    /// cannot be peeked: a task found in one is moved to the injector.
-    pub(crate) fn has_queued_work(&self) -> bool {
+    /// Where a task is queued, for the re-scan of worker `me` before it parks: a shared queue
+    /// first, else another core's LIFO slot. Takes nothing.
+    pub(crate) fn queued(&self, me: usize) -> Queued {
         if !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty()) {
-            return true;
+            return Queued::Shared;
         }
-        if self.deferred.iter().any(|deferred| !lock(deferred).is_empty()) {
-            return true;
+        if self.remotes().any(|remote| !lock(&remote.deferred).is_empty()) {
+            return Queued::Shared;
         }
-        match self.lifo.iter().find_map(|slot| slot.take()) {
-            Some(runnable) => {
-                self.injector.push(runnable);
-                true
-            }
-            None => false,
+        let mut others = self.remotes().enumerate().filter(|&(index, _)| index != me);
+        if others.any(|(_, remote)| remote.has_private_work()) {
+            return Queued::Private;
         }
+        Queued::Nothing
     }
 
     /// Where a woken or newly spawned task goes. `is_yield`: the task woke itself while running,
     /// so it goes to the back of the queue rather than the LIFO slot.
     pub(crate) fn schedule(&self, runnable: Runnable, is_yield: bool) {
         match worker::schedule_local(self, runnable, is_yield) {
-            Ok(Pushed::Running) => {
+            Ok(Pushed::Shared) => {
                 #[cfg(not(crew_bug = "no_local_notify"))]
                 self.sleepers.notify_one();
+            }
+            // Into this worker's LIFO slot: this worker will take it, unless it is stuck inside a
+            // poll, in which case the watcher will (see `watch`).
+            Ok(Pushed::Private) => {
+                #[cfg(not(crew_bug = "no_local_notify"))]
+                self.sleepers.notify_private();
             }
             // Pushed from inside the reactor onto this thread's own parked core: it wakes itself
             // and runs the task, rather than wake another worker. If it was already picked, its
@@ -348,8 +401,9 @@ impl Shared {
     /// Called by a worker loop that exits for shutdown: drops its queued tasks, then counts
     /// the core out.
     pub(crate) fn retire_core(&self, core: Box<Core>) {
-        drop(self.lifo(core.index()).take());
-        drop(std::mem::take(&mut *lock(self.deferred(core.index()))));
+        let remote = self.remote(core.index());
+        drop(remote.lifo.take());
+        drop(std::mem::take(&mut *lock(&remote.deferred)));
         drop(core);
         // SeqCst pairs with the loads in `wait_for_cores`.
         if self.cores_running.fetch_sub(1, Ordering::SeqCst) == 1 {

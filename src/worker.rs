@@ -12,16 +12,20 @@
 //!   outside spawns); then the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row (after that
 //!   its task goes to the back of the deque); then the deque; then a batch from the injector; then
 //!   the deferred list; then, as a searcher, a batch stolen from a random victim or the injector,
-//!   or a victim's LIFO slot or deferred list as a last resort; then park (see `sleep`).
+//!   or the older half of a victim's deferred list as a last resort; then park (see `sleep`), as
+//!   the watcher if another core's LIFO slot holds a task (see `watch`).
 //! - A task woken while it runs (a yield) goes to the core's deferred list, never the LIFO slot:
 //!   it runs once the worker has nothing else (LIFO slot, deque and injector empty), or at the
 //!   next fairness tick (every [`GLOBAL_QUEUE_INTERVAL`] ticks the list moves to the back of the
 //!   deque). So a task that wakes itself forever cannot starve the others, and a yielder does not
 //!   delay work that is ready (tokio defers `yield_now` the same way).
 //! - A worker never parks with a task in its LIFO slot, deque or deferred list.
-//! - Every push onto a worker (LIFO slot or deque) is followed by `notify_one`, and the LIFO slot
-//!   can be taken by a searching worker as a last resort: a task is never stranded behind an
-//!   owner that blocks its thread inside a poll (a `std` lock, a barrier, long CPU work).
+//! - Every task that enters a deque or a deferred list is announced with `notify_one`, unless its
+//!   worker pops it at once; every push into the LIFO slot with `notify_private`. Searchers steal
+//!   from deques, the injector and deferred lists; the LIFO slot is private to its owner, which
+//!   keeps chains of wakes on one worker, and to the watcher, which takes its task when the owner
+//!   is stuck inside one poll (a `std` lock, a barrier, long CPU work): a task is never stranded
+//!   behind a blocked owner while another worker is idle.
 //! - Nothing is stranded behind a blocked worker: `block_on` on a worker thread first hands the
 //!   whole core (slot and deque included) to a fresh thread that carries on the loop; the blocked
 //!   thread runs no more worker loop and exits once its current task's poll returns.
@@ -38,10 +42,11 @@ use std::task::{Context, Poll};
 
 use async_task::Runnable;
 
-use crate::pool::Shared;
+use crate::pool::{Queued, Shared};
 #[cfg(not(loom))]
 use crate::sync::EventListener;
 use crate::sync::{fence, lock, thread_local, Arc, Ordering, Steal, Worker};
+use crate::watch::Watch;
 
 /// Every this many ticks, a worker takes a task from the injector before its own queue.
 pub(crate) const GLOBAL_QUEUE_INTERVAL: u32 = if cfg!(loom) { 2 } else { 61 };
@@ -86,6 +91,11 @@ pub(crate) struct Core {
     /// That loop's registered listener while it is parked.
     #[cfg(not(loom))]
     listener: Option<EventListener>,
+    /// The current term, while this core holds the watcher role or was last woken from it.
+    watch: Option<Watch>,
+    /// The watcher's deadline as an async-io timer, in a worker loop run as a future.
+    #[cfg(not(loom))]
+    watch_timer: Option<async_io::Timer>,
 }
 
 impl Core {
@@ -103,6 +113,9 @@ impl Core {
             parked: false,
             #[cfg(not(loom))]
             listener: None,
+            watch: None,
+            #[cfg(not(loom))]
+            watch_timer: None,
         }
     }
 
@@ -111,19 +124,26 @@ impl Core {
     }
 
     /// Puts a task scheduled on this worker's thread into its queues (a yield into the deferred
-    /// list, anything else into the LIFO slot, whose previous task goes to the deque).
-    fn push(&mut self, shared: &Shared, runnable: Runnable, is_yield: bool) {
+    /// list, anything else into the LIFO slot, whose previous task goes to the deque). Returns
+    /// true if a task entered a queue that searchers steal from (the deferred list or the
+    /// deque), false if only the private LIFO slot changed.
+    fn push(&mut self, shared: &Shared, runnable: Runnable, is_yield: bool) -> bool {
+        let remote = shared.remote(self.index);
         if is_yield {
             self.deferred_filled = true;
             #[cfg(crew_bug = "lost_yield")]
             drop(runnable);
             #[cfg(not(crew_bug = "lost_yield"))]
-            lock(shared.deferred(self.index)).push(runnable);
-            return;
+            lock(&remote.deferred).push(runnable);
+            return true;
         }
         self.lifo_filled = true;
-        if let Some(previous) = shared.lifo(self.index).swap(runnable) {
-            self.local.push(previous);
+        match remote.lifo.swap(runnable) {
+            Some(previous) => {
+                self.local.push(previous);
+                true
+            }
+            None => false,
         }
     }
 
@@ -138,7 +158,10 @@ impl Core {
                 return Some(runnable);
             }
             if self.prepare_park(shared) {
-                shared.sleepers.park(self.index);
+                match &self.watch {
+                    Some(watch) => shared.sleepers.park_until(self.index, watch.deadline()),
+                    None => shared.sleepers.park(self.index),
+                }
                 self.unparked(shared);
             }
         }
@@ -151,9 +174,18 @@ impl Core {
         loop {
             if self.parked {
                 if shared.sleepers.poll_park(self.index, &mut self.listener, cx).is_pending() {
-                    return Poll::Pending;
+                    // The watcher's deadline: wake itself (its token is then there, or on its
+                    // way from a notify that picked it first) and poll the parker again.
+                    let expired = self.watch_timer.as_mut().is_some_and(|timer| Pin::new(timer).poll(cx).is_ready());
+                    if !expired {
+                        return Poll::Pending;
+                    }
+                    self.watch_timer = None;
+                    shared.sleepers.wake_self(self.index);
+                    continue;
                 }
                 self.parked = false;
+                self.watch_timer = None;
                 self.unparked(shared);
             }
             if shared.is_shutdown() {
@@ -163,6 +195,9 @@ impl Core {
                 return Poll::Ready(Some(runnable));
             }
             self.parked = self.prepare_park(shared);
+            if self.parked {
+                self.watch_timer = self.watch.as_ref().map(|watch| async_io::Timer::at(watch.deadline()));
+            }
         }
     }
 
@@ -183,8 +218,11 @@ impl Core {
     fn next_local(&mut self, shared: &Shared) -> Option<Runnable> {
         self.tick = self.tick.wrapping_add(1);
         if self.tick % GLOBAL_QUEUE_INTERVAL == 0 {
-            // Fairness: yielded tasks wait at most this long behind a stream of new work.
-            self.flush_deferred(shared);
+            // Fairness: yielded tasks wait at most this long behind a stream of new work, and
+            // in the deque other workers may take them.
+            if self.flush_deferred(shared) {
+                self.share_batch(shared);
+            }
             if let Some(runnable) = self.injector_batch(shared) {
                 return Some(runnable);
             }
@@ -194,8 +232,13 @@ impl Core {
                 self.lifo_polls += 1;
                 return Some(runnable);
             }
-            // The slot had its turns: its task waits behind the deque like any other.
+            // The slot had its turns: its task waits behind the deque like any other, and may
+            // be stolen there, so it is announced unless it is the only one (popped just below).
+            let behind_others = !self.local.is_empty();
             self.local.push(runnable);
+            if behind_others {
+                shared.sleepers.notify_one();
+            }
         }
         self.lifo_polls = 0;
         if let Some(runnable) = self.local.pop() {
@@ -205,10 +248,12 @@ impl Core {
             self.share_batch(shared);
             return Some(runnable);
         }
-        // Nothing else to do: the yielded tasks' turn.
+        // Nothing else to do: the yielded tasks' turn. The first runs now; the others wait in
+        // the deque, where idle workers may take them.
         if self.flush_deferred(shared) {
+            let first = self.local.pop();
             self.share_batch(shared);
-            return self.local.pop();
+            return first;
         }
         None
     }
@@ -219,7 +264,8 @@ impl Core {
         if !std::mem::replace(&mut self.deferred_filled, false) {
             return false;
         }
-        let mut deferred = lock(shared.deferred(self.index));
+        let remote = shared.remote(self.index);
+        let mut deferred = lock(&remote.deferred);
         let any = !deferred.is_empty();
         for runnable in deferred.drain(..) {
             self.local.push(runnable);
@@ -259,7 +305,10 @@ impl Core {
         if !std::mem::replace(&mut self.lifo_filled, false) {
             return None;
         }
-        shared.lifo(self.index).take()
+        let remote = shared.remote(self.index);
+        let runnable = remote.lifo.take()?;
+        remote.count_take();
+        Some(runnable)
     }
 
     fn start_searching(&mut self, shared: &Shared) -> bool {
@@ -275,8 +324,7 @@ impl Core {
     }
 
     /// One sweep over the other workers' deques (from a random one) and the injector, then, as
-    /// a last resort, their LIFO slots and deferred lists (a task there may be stuck behind a
-    /// blocked owner).
+    /// a last resort, their deferred lists. Their LIFO slots are not touched (see `watch`).
     fn steal(&mut self, shared: &Shared) -> Option<Runnable> {
         // A scan starts after a SeqCst fence (see `sleep`'s proof).
         fence(Ordering::SeqCst);
@@ -294,12 +342,12 @@ impl Core {
         if let Some(runnable) = retry(|| shared.injector().steal_batch_and_pop(&self.local)) {
             return Some(runnable);
         }
-        let victims = (0..stealers.len()).map(|offset| (start + offset) % stealers.len()).filter(|&v| v != self.index);
-        if let Some(runnable) = victims.clone().find_map(|victim| shared.lifo(victim).take()) {
-            return Some(runnable);
-        }
-        for victim in victims {
-            let mut deferred = lock(shared.deferred(victim));
+        for offset in 0..stealers.len() {
+            let victim = (start + offset) % stealers.len();
+            if victim == self.index {
+                continue;
+            }
+            let mut deferred = lock(&shared.remote(victim).deferred);
             if deferred.is_empty() {
                 continue;
             }
@@ -315,15 +363,22 @@ impl Core {
         None
     }
 
-    /// Lists this core as parked (see `sleep`), re-scanning first if no searcher is left.
-    /// Returns whether the caller should now wait for its token: false if this core has local
-    /// work or the pool shuts down.
+    /// Lists this core as parked (see `sleep`), re-scanning first if no searcher is left, and
+    /// taking the watcher role if the re-scan saw a task in another core's LIFO slot (see
+    /// `watch`).
+    /// Returns whether the caller should now wait for its token (until `self.watch`'s deadline,
+    /// if set): false if this core has local work or the pool shuts down.
     fn prepare_park(&mut self, shared: &Shared) -> bool {
+        self.watch = None;
         if let Some(runnable) = self.take_lifo(shared) {
             self.local.push(runnable);
             return false;
         }
-        if self.flush_deferred(shared) || !self.local.is_empty() {
+        if self.flush_deferred(shared) {
+            self.share_batch(shared);
+            return false;
+        }
+        if !self.local.is_empty() {
             return false;
         }
         let was_searching = std::mem::replace(&mut self.searching, false);
@@ -335,17 +390,31 @@ impl Core {
         }
         if rescan {
             fence(Ordering::SeqCst);
-            if shared.has_queued_work() {
-                shared.sleepers.notify_one();
+            match shared.queued(self.index) {
+                Queued::Shared => {
+                    shared.sleepers.notify_one();
+                }
+                Queued::Private => {
+                    if cfg!(not(crew_bug = "no_watch")) && shared.sleepers.watch(self.index) {
+                        self.watch = Some(Watch::start(shared));
+                    }
+                }
+                Queued::Nothing => {}
             }
         }
         true
     }
 
     /// After the token came: woken by `notify_one` or `wake_self`, which counted this worker as
-    /// a searcher, or by shutdown's `notify_all`, which did not.
+    /// a searcher, or by shutdown's `notify_all`, which did not. A watcher whose interval is
+    /// over first takes the LIFO tasks of owners that are stuck (see `watch`).
     fn unparked(&mut self, shared: &Shared) {
         self.searching = !shared.is_shutdown();
+        if let Some(watch) = self.watch.take() {
+            if self.searching {
+                watch.rescue(shared, self.index, &self.local);
+            }
+        }
     }
 }
 
@@ -460,8 +529,11 @@ impl Future for WorkerLoop<'_> {
 
 /// Where [`schedule_local`] put a task.
 pub(crate) enum Pushed {
-    /// Into the core of a running worker, which other workers may need to be told about.
-    Running,
+    /// Into the deferred list or the deque of a running worker (the deque if it displaced the
+    /// LIFO slot's task): other workers may steal it.
+    Shared,
+    /// Into the LIFO slot of a running worker: only it (or the watcher) takes it.
+    Private,
     /// Into the core of this worker, which is parked: its thread runs the reactor, whose wake
     /// this is. The worker should wake itself.
     Parked(usize),
@@ -478,8 +550,12 @@ pub(crate) fn schedule_local(shared: &Shared, runnable: Runnable, is_yield: bool
             return None;
         }
         let core = current.core.as_mut()?;
-        core.push(shared, slot.take()?, is_yield);
-        Some(if core.parked { Pushed::Parked(core.index) } else { Pushed::Running })
+        let stealable = core.push(shared, slot.take()?, is_yield);
+        Some(match (core.parked, stealable) {
+            (true, _) => Pushed::Parked(core.index),
+            (false, true) => Pushed::Shared,
+            (false, false) => Pushed::Private,
+        })
     });
     match pushed {
         Ok(Some(pushed)) => Ok(pushed),

@@ -195,10 +195,11 @@ fn a_task_in_the_deque_of_a_worker_blocked_by_its_parent_is_stolen() {
     });
 }
 
-/// Fails today: a task spawned from a worker goes to that worker's LIFO slot without waking
-/// anyone, and the slot cannot be stolen, so it waits for as long as its worker is busy or
-/// blocked, even with every other worker idle. (DESIGN.md: "A task must never be stranded in
-/// a slot or local queue while its worker is blocked or busy for long".)
+/// A task spawned from a worker goes to that worker's LIFO slot, which searchers do not steal
+/// from; with its owner blocked inside the parent's poll, the idle worker takes it as the
+/// watcher (`src/watch.rs`) once the owner has taken nothing from its slot for an interval.
+/// (DESIGN.md: "A task must never be stranded in a slot or local queue while its worker is
+/// blocked or busy for long".)
 #[test]
 fn a_task_in_the_lifo_slot_of_a_worker_blocked_by_its_parent_still_runs() {
     with_timeout_of(Duration::from_secs(30), || {

@@ -80,6 +80,11 @@ impl<T> Slot<T> {
     pub(crate) fn take(&self) -> Option<T> {
         lock(&self.cell).take()
     }
+
+    /// True if something is there (a snapshot).
+    pub(crate) fn is_occupied(&self) -> bool {
+        lock(&self.cell).is_some()
+    }
 }
 
 /// True if the thread has returned (so joining it will not block). loom's handles cannot tell:

@@ -1,0 +1,91 @@
+//! The watcher: rescues the task in a core's LIFO slot when its owner is stuck inside one poll.
+//!
+//! Invariants:
+//! - A core's LIFO slot (in `pool::Remote`) is *private*: taken from by its owner, which never
+//!   parks while it holds a task, and by the watcher only. A push into it wakes nobody if a
+//!   watcher exists (`Sleepers::notify_private`): that is what keeps a chain of tasks waking
+//!   each other on one worker, its cache warm, while the other workers sleep. (Deques, the
+//!   injector and deferred lists are shared: any searcher steals from them.)
+//! - The watcher is a parked worker that holds the role in `Sleepers` (at most one at a time).
+//!   It took the role in its re-scan before parking, having seen a task in another core's LIFO
+//!   slot, and it parks with a deadline [`WATCH_INTERVAL`] away. At the deadline it wakes itself
+//!   (dropping the role); any other wake drops the role as well.
+//! - On waking at or after its deadline, the watcher moves into its own deque the task in the
+//!   LIFO slot of each core whose take count ([`Remote::taken`]) has not moved since the role
+//!   began: that owner has been inside one poll for the whole interval (blocked, or busy with
+//!   long work), so it would not get to it. Then it searches and parks as any worker does,
+//!   taking the role again if a LIFO slot still holds a task.
+//! - So a task in a LIFO slot runs at most about two intervals after its owner got stuck, while
+//!   any other worker is idle; with no LIFO task anywhere no worker holds the role, and an idle
+//!   pool never wakes.
+//! - Under loom, which has no clock, the deadline has always passed: the watcher checks right
+//!   after taking the role, so the models explore its steals racing the owner's own takes.
+//!
+//! [`Remote::taken`]: crate::pool::Remote::taken
+
+#[cfg(not(loom))]
+use std::time::{Duration, Instant};
+
+use async_task::Runnable;
+
+use crate::pool::Shared;
+use crate::sleep::Deadline;
+use crate::sync::Worker;
+
+/// How long the watcher lets an owner sit inside one poll, its LIFO slot holding a task, before
+/// it takes the task.
+#[cfg(not(loom))]
+pub(crate) const WATCH_INTERVAL: Duration = Duration::from_micros(250);
+
+/// One term of the watcher role: when it began and each core's take count then.
+#[derive(Debug)]
+pub(crate) struct Watch {
+    #[cfg(not(loom))]
+    since: Instant,
+    taken: Box<[usize]>,
+}
+
+impl Watch {
+    /// Starts a term now.
+    pub(crate) fn start(shared: &Shared) -> Watch {
+        Watch {
+            #[cfg(not(loom))]
+            since: Instant::now(),
+            taken: shared.remotes().map(|remote| remote.taken()).collect(),
+        }
+    }
+
+    /// When the watcher wakes itself to look again.
+    pub(crate) fn deadline(&self) -> Deadline {
+        #[cfg(not(loom))]
+        {
+            self.since + WATCH_INTERVAL
+        }
+        #[cfg(loom)]
+        {
+            Deadline
+        }
+    }
+
+    /// After the watcher woke: if the interval is over, moves into `local` the LIFO task of every
+    /// other core that took nothing from its slot since the term began. Returns how many it
+    /// moved.
+    pub(crate) fn rescue(self, shared: &Shared, me: usize, local: &Worker<Runnable>) -> usize {
+        #[cfg(not(loom))]
+        if self.since.elapsed() < WATCH_INTERVAL {
+            // Woken early (by a notify): the owners had less than an interval.
+            return 0;
+        }
+        let mut moved = 0;
+        for (index, remote) in shared.remotes().enumerate() {
+            if index == me || remote.taken() != self.taken[index] {
+                continue;
+            }
+            if let Some(runnable) = remote.lifo.take() {
+                local.push(runnable);
+                moved += 1;
+            }
+        }
+        moved
+    }
+}
