@@ -5,7 +5,8 @@
 //! second displaces it into the deque), then blocks its worker thread until the deque child has
 //! run: only the other worker, woken by the local push's `notify_one`, can run it, by stealing
 //! from the deque. Once the parent returns, its worker's take of the LIFO-slot child races the
-//! other worker's last-resort steal of it.
+//! other worker's rescue of it as the watcher (see `watcher.rs`; under loom the watcher's
+//! deadline has always passed, so it may take the child as soon as it holds the role).
 //!
 //! Under loom, crossbeam-deque is replaced by the mutex-guarded stand-in in `src/sync/deque.rs`
 //! (crossbeam's atomics are invisible to loom): this checks crew's use of the queues — picking
