@@ -7,10 +7,12 @@
 //! - The `CURRENT` borrow is never held while user code runs: the loop borrows it to pick a task,
 //!   releases it, then runs the task. A failed borrow (user code reached from inside one of crew's
 //!   own borrows) falls back to the injector, so scheduling never panics.
-//! - Order of picking: every [`GLOBAL_QUEUE_INTERVAL`] ticks the deferred list moves to the back
-//!   of the deque and this worker takes its share of the injector first (fairness to yielders and
-//!   outside spawns); then the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row (after that
-//!   its task goes to the back of the deque); then the deque; then a batch from the injector; then
+//! - Order of picking: the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row, without a tick
+//!   (a task run from it continues its waker's tick, as in tokio); then, one tick: every
+//!   [`GLOBAL_QUEUE_INTERVAL`] ticks the deferred list moves to the back of the deque and this
+//!   worker takes its share of the injector first (fairness to yielders and outside spawns); the
+//!   LIFO slot's task, if it had its turns, goes to the back of the deque; then the deque; then a
+//!   batch from the injector; then
 //!   the deferred list; then, as a searcher, a batch stolen from a random victim or the injector,
 //!   or the older half of a victim's deferred list as a last resort; then park (see `sleep`), as
 //!   the watcher if another core's LIFO slot holds a task (see `watch`).
@@ -216,6 +218,15 @@ impl Core {
 
     /// A task from this worker's own queues or an injector batch, without searching.
     fn next_local(&mut self, shared: &Shared) -> Option<Runnable> {
+        // The LIFO slot first, while it has turns left: a task it runs continues the tick of
+        // the task that woke it (as in tokio), so a chain of wakes counts one tick per
+        // `MAX_LIFO_POLLS + 1` tasks, not one per task.
+        if self.lifo_polls < MAX_LIFO_POLLS {
+            if let Some(runnable) = self.take_lifo(shared) {
+                self.lifo_polls += 1;
+                return Some(runnable);
+            }
+        }
         self.tick = self.tick.wrapping_add(1);
         if self.tick % GLOBAL_QUEUE_INTERVAL == 0 {
             // Fairness: yielded tasks wait at most this long behind a stream of new work, and
@@ -224,14 +235,11 @@ impl Core {
                 self.share_batch(shared);
             }
             if let Some(runnable) = self.injector_batch(shared) {
+                self.lifo_polls = 0;
                 return Some(runnable);
             }
         }
         if let Some(runnable) = self.take_lifo(shared) {
-            if self.lifo_polls < MAX_LIFO_POLLS {
-                self.lifo_polls += 1;
-                return Some(runnable);
-            }
             // The slot had its turns: its task waits behind the deque like any other, and may
             // be stolen there, so it is announced unless it is the only one (popped just below).
             let behind_others = !self.local.is_empty();
