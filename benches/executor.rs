@@ -34,6 +34,10 @@
 //! - `crew_spawn_join_one`, `tokio_spawn_join_one`, `async_executor_spawn_join_one`: spawn and
 //!   await one empty task from *inside* a task on a 1-worker pool/runtime/executor (see
 //!   [`spawn_join_one`]).
+//! - `thread_round_trip`: the floor of `spawn_one` instead: two threads that park between rounds
+//!   wake each other once each with `std::thread` park/unpark, no executor (see
+//!   [`thread_round_trip`]). `spawn_one` from a thread outside the pool onto parked workers needs
+//!   at least this: one wakeup to get the task run, one to get its output back.
 //!
 //! Run: `cargo bench --bench executor` (optionally `CREW_BENCH_WORKERS=4 cargo bench --bench
 //! executor`, or `cargo bench --bench executor -- floor` for one group).
@@ -41,7 +45,7 @@
 use std::future::Future;
 use std::hint::black_box;
 use std::pin::Pin;
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -370,10 +374,44 @@ fn spawn_join_one<E: Exec>(ex: &E, iters: u64) -> Duration {
     }))
 }
 
+/// `iters` round trips between this thread and a partner thread, both parking between rounds:
+/// this thread hands the partner a turn (store, unpark) and parks until the partner hands it
+/// back the same way. Thread start and join are outside the timed loop.
+fn thread_round_trip(iters: u64) -> Duration {
+    let turn = Arc::new(AtomicUsize::new(0));
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let partner = {
+        let (turn, me) = (turn.clone(), std::thread::current());
+        std::thread::spawn(move || {
+            ready_tx.send(()).unwrap();
+            for round in 0..iters as usize {
+                while turn.load(Acquire) != 2 * round + 1 {
+                    std::thread::park();
+                }
+                turn.store(2 * round + 2, Release);
+                me.unpark();
+            }
+        })
+    };
+    ready_rx.recv().unwrap();
+    let start = Instant::now();
+    for round in 0..iters as usize {
+        turn.store(2 * round + 1, Release);
+        partner.thread().unpark();
+        while turn.load(Acquire) != 2 * round + 2 {
+            std::thread::park();
+        }
+    }
+    let elapsed = start.elapsed();
+    partner.join().unwrap();
+    elapsed
+}
+
 fn floor_group(c: &mut Criterion) {
     let mut group = c.benchmark_group("floor");
     group.sample_size(20).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
     group.bench_function("floor", |b| b.iter(floor));
+    group.bench_function("thread_round_trip", |b| b.iter_custom(thread_round_trip));
     {
         let (owner, ex) = start_crew(1);
         group.bench_function("crew_spawn_join_one", |b| b.iter_custom(|iters| spawn_join_one(&ex, iters)));
