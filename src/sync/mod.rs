@@ -14,7 +14,7 @@
 #[cfg(not(loom))]
 pub(crate) use std::{
     sync::{
-        atomic::{fence, AtomicBool, AtomicUsize, Ordering},
+        atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering},
         Arc, Condvar, Mutex, MutexGuard,
     },
     thread, thread_local,
@@ -23,7 +23,7 @@ pub(crate) use std::{
 #[cfg(loom)]
 pub(crate) use loom::{
     sync::{
-        atomic::{fence, AtomicBool, AtomicUsize, Ordering},
+        atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering},
         Arc, Mutex, MutexGuard,
     },
     thread, thread_local,

@@ -1,9 +1,13 @@
-//! Sockets: async-io's [`Async`] wrapper and aliases for the std socket types it wraps.
+//! Sockets on async-io's reactor: thin wrappers over async-io's [`Async`] for stream sockets
+//! and listeners, async-io's own type for UDP.
 //!
-//! crew does not wrap async-io: `crew::net::TcpListener` *is*
-//! `async_io::Async<std::net::TcpListener>`, so everything written for async-io or smol (and
-//! every adapter for its types) works unchanged. Read and write with the extension traits in
-//! [`crate::io`] (futures-lite's `AsyncReadExt`, `AsyncWriteExt`, ...).
+//! [`TcpStream`] and [`UnixStream`] are [`Stream<T>`]: `Async<T>` plus one hint, so that a read
+//! after a short read waits for readiness before trying the syscall (see [`Stream`]; it saves two
+//! failing reads per request/response exchange). [`TcpListener`] and [`UnixListener`] are
+//! [`Listener<L>`], whose `accept` yields them. Both dereference to the `Async` inside and convert
+//! to and from it (`into_inner`, `From`), so everything written for async-io or smol works on
+//! them. [`UdpSocket`] *is* `Async<std::net::UdpSocket>`. Read and write with the extension
+//! traits in [`crate::io`] (futures-lite's `AsyncReadExt`, `AsyncWriteExt`, ...).
 //!
 //! Invariants:
 //! - Readiness comes from async-io's reactor (epoll, kqueue, IOCP via `polling`), driven by a
@@ -12,6 +16,8 @@
 //!   pool; no thread is ever blocked on a socket.
 //! - Every socket is non-blocking from `bind`/`connect`/`Async::new` on; dropping it
 //!   deregisters it from the reactor and closes it.
+//! - A read returns `Pending` only after async-io's `poll_readable` has registered the task's
+//!   waker (the hint never loses a wakeup; see `stream`).
 //!
 //! [`Builder::drive_reactor`]: crate::Builder::drive_reactor
 //!
@@ -40,9 +46,14 @@
 //! crew::block_on(server);
 //! ```
 
-pub use async_io::Async;
+mod listener;
+mod stream;
 
-/// A TCP listener: `Async<std::net::TcpListener>`. Make one with `TcpListener::bind(addr)`;
+pub use async_io::Async;
+pub use listener::Listener;
+pub use stream::Stream;
+
+/// A TCP listener: [`Listener`]`<std::net::TcpListener>`. Make one with `TcpListener::bind(addr)`;
 /// `accept().await` yields `(TcpStream, SocketAddr)`; `incoming()` is a stream of streams.
 ///
 /// # Examples
@@ -51,9 +62,9 @@ pub use async_io::Async;
 /// let listener = crew::net::TcpListener::bind(([127, 0, 0, 1], 0)).unwrap();
 /// assert!(listener.get_ref().local_addr().unwrap().port() > 0);
 /// ```
-pub type TcpListener = Async<std::net::TcpListener>;
+pub type TcpListener = Listener<std::net::TcpListener>;
 
-/// A TCP stream: `Async<std::net::TcpStream>`. Make one with `TcpStream::connect(addr).await`
+/// A TCP stream: [`Stream`]`<std::net::TcpStream>`. Make one with `TcpStream::connect(addr).await`
 /// or from a listener's `accept`.
 ///
 /// # Examples
@@ -64,7 +75,7 @@ pub type TcpListener = Async<std::net::TcpListener>;
 /// let stream = crew::block_on(crew::net::TcpStream::connect(addr)).unwrap();
 /// assert_eq!(stream.get_ref().peer_addr().unwrap(), addr);
 /// ```
-pub type TcpStream = Async<std::net::TcpStream>;
+pub type TcpStream = Stream<std::net::TcpStream>;
 
 /// A UDP socket: `Async<std::net::UdpSocket>`. Make one with `UdpSocket::bind(addr)`.
 ///
@@ -85,7 +96,7 @@ pub type TcpStream = Async<std::net::TcpStream>;
 /// ```
 pub type UdpSocket = Async<std::net::UdpSocket>;
 
-/// A Unix domain socket listener: `Async<std::os::unix::net::UnixListener>`.
+/// A Unix domain socket listener: [`Listener`]`<std::os::unix::net::UnixListener>`.
 ///
 /// # Examples
 ///
@@ -101,9 +112,9 @@ pub type UdpSocket = Async<std::net::UdpSocket>;
 /// std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 #[cfg(unix)]
-pub type UnixListener = Async<std::os::unix::net::UnixListener>;
+pub type UnixListener = Listener<std::os::unix::net::UnixListener>;
 
-/// A Unix domain socket stream: `Async<std::os::unix::net::UnixStream>`.
+/// A Unix domain socket stream: [`Stream`]`<std::os::unix::net::UnixStream>`.
 ///
 /// # Examples
 ///
@@ -119,4 +130,4 @@ pub type UnixListener = Async<std::os::unix::net::UnixListener>;
 /// });
 /// ```
 #[cfg(unix)]
-pub type UnixStream = Async<std::os::unix::net::UnixStream>;
+pub type UnixStream = Stream<std::os::unix::net::UnixStream>;

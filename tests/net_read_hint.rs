@@ -1,0 +1,195 @@
+//! `crew::net::Stream`'s read hint, counted at the syscall: a read that came back short makes the
+//! next read wait for readiness instead of trying a read bound to fail, and no data or wakeup is
+//! lost by it.
+//!
+//! The socket is a Unix stream pair whose crew side counts every `read` it is asked for (the
+//! `Counted` wrapper below), so each test asserts how many reads reached the socket. Every wait is
+//! bounded by [`HANG`], only to turn a hang into a failure.
+
+// Not under miri: every socket registers with async-io's reactor, whose `Poller::new` calls
+// `timerfd_create`, which miri does not implement (the interpreter aborts the whole binary).
+#![cfg(all(unix, not(miri)))]
+
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::time::Duration;
+
+use crew::io::{AsyncReadExt, AsyncWriteExt};
+use crew::net::{Async, Stream};
+use crew::time::timeout;
+use futures_lite::future::poll_once;
+
+/// Long enough never to fire on a loaded machine unless something hangs.
+const HANG: Duration = Duration::from_secs(60);
+
+/// A Unix stream that counts the reads made on it.
+struct Counted {
+    socket: UnixStream,
+    reads: AtomicUsize,
+}
+
+impl AsFd for Counted {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.socket.as_fd()
+    }
+}
+
+impl Read for &Counted {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.reads.fetch_add(1, SeqCst);
+        (&self.socket).read(buf)
+    }
+}
+
+impl Write for &Counted {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        (&self.socket).write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        (&self.socket).flush()
+    }
+}
+
+/// A plain (blocking) peer and the counted crew stream connected to it.
+fn pair() -> (UnixStream, Stream<Counted>) {
+    let (peer, ours) = UnixStream::pair().unwrap();
+    let counted = Counted { socket: ours, reads: AtomicUsize::new(0) };
+    (peer, Stream::from(Async::new(counted).unwrap()))
+}
+
+fn reads(stream: &Stream<Counted>) -> usize {
+    stream.get_ref().reads.load(SeqCst)
+}
+
+/// Runs `future` on the global pool's caller (`block_on`), failing if it takes longer than
+/// [`HANG`].
+fn run<T>(future: impl std::future::Future<Output = T>) -> T {
+    crew::block_on(async { timeout(HANG, future).await.expect("the test hung") })
+}
+
+#[test]
+fn after_a_short_read_the_next_read_waits_without_a_syscall() {
+    let (mut peer, stream) = pair();
+    run(async {
+        let mut buf = [0; 64];
+        peer.write_all(b"request").unwrap();
+        assert_eq!((&stream).read(&mut buf).await.unwrap(), 7);
+        assert_eq!(reads(&stream), 1);
+
+        // The buffer was emptied by that short read: the next read goes Pending on readiness
+        // alone (a bare `Async` would try the read first, and fail).
+        let mut reader = &stream;
+        let mut next = reader.read(&mut buf);
+        assert!(poll_once(&mut next).await.is_none(), "nothing was sent yet");
+        assert_eq!(reads(&stream), 1, "a read was tried on a drained socket");
+
+        peer.write_all(b"next").unwrap();
+        assert_eq!(next.await.unwrap(), 4);
+        assert_eq!(&buf[..4], b"next");
+        assert_eq!(reads(&stream), 2);
+    });
+}
+
+#[test]
+fn request_response_rounds_cost_one_read_each() {
+    const ROUNDS: usize = 20;
+    let (mut peer, mut stream) = pair();
+    run(async {
+        let mut buf = [0; 64];
+        for round in 0..ROUNDS {
+            let mut read = stream.read(&mut buf);
+            assert!(poll_once(&mut read).await.is_none(), "round {round}: nothing was sent yet");
+            peer.write_all(b"ping").unwrap();
+            assert_eq!(read.await.unwrap(), 4, "round {round}");
+            stream.write_all(b"pong").await.unwrap();
+            let mut answer = [0; 4];
+            peer.read_exact(&mut answer).unwrap();
+            assert_eq!(&answer, b"pong");
+        }
+    });
+    // The very first read found nothing (one failing read); after that, one read per round.
+    assert_eq!(reads(&stream), 1 + ROUNDS);
+}
+
+#[test]
+fn data_sent_between_a_short_read_and_the_next_is_not_lost() {
+    let (mut peer, mut stream) = pair();
+    run(async {
+        let mut buf = [0; 64];
+        peer.write_all(b"one").unwrap();
+        assert_eq!(stream.read(&mut buf).await.unwrap(), 3);
+        // Arrives while the hint says "drained": the reactor must still report it.
+        peer.write_all(b"two").unwrap();
+        assert_eq!(stream.read(&mut buf).await.unwrap(), 3);
+        assert_eq!(&buf[..3], b"two");
+    });
+}
+
+#[test]
+fn a_full_read_keeps_reading_first() {
+    let (mut peer, mut stream) = pair();
+    peer.write_all(b"abcdefgh").unwrap();
+    run(async {
+        let mut buf = [0; 4];
+        stream.read_exact(&mut buf).await.unwrap();
+        assert_eq!(&buf, b"abcd");
+        // The buffer came back full, so more may be waiting: read at once, no reactor turn.
+        let mut next = stream.read(&mut buf);
+        assert_eq!(poll_once(&mut next).await.map(Result::unwrap), Some(4));
+        assert_eq!(&buf, b"efgh");
+    });
+    assert_eq!(reads(&stream), 2);
+}
+
+#[test]
+fn end_of_stream_after_a_short_read_is_reported() {
+    let (mut peer, mut stream) = pair();
+    run(async {
+        let mut buf = [0; 64];
+        peer.write_all(b"bye").unwrap();
+        assert_eq!(stream.read(&mut buf).await.unwrap(), 3);
+        drop(peer);
+        assert_eq!(stream.read(&mut buf).await.unwrap(), 0);
+        // An empty buffer reads nothing, whatever the hint.
+        assert_eq!(stream.read(&mut []).await.unwrap(), 0);
+    });
+}
+
+#[test]
+fn one_task_reads_while_another_writes_through_shared_references() {
+    const MESSAGES: usize = 200;
+    let (a, b) = crew::net::UnixStream::pair().unwrap();
+    let echoed = run(async move {
+        // The echo side reads and writes through `&Stream` from a single task.
+        let echo = crew::spawn(async move {
+            let mut buf = [0; 256];
+            loop {
+                let n = (&b).read(&mut buf).await.unwrap();
+                if n == 0 {
+                    return;
+                }
+                (&b).write_all(&buf[..n]).await.unwrap();
+            }
+        });
+        let a = std::sync::Arc::new(a);
+        let writer = {
+            let a = a.clone();
+            crew::spawn(async move {
+                for i in 0..MESSAGES {
+                    (&*a).write_all(format!("{i:03}").as_bytes()).await.unwrap();
+                }
+                a.get_ref().shutdown(std::net::Shutdown::Write).unwrap();
+            })
+        };
+        let mut echoed = Vec::new();
+        (&*a).read_to_end(&mut echoed).await.unwrap();
+        writer.await;
+        echo.await;
+        echoed
+    });
+    let expected: Vec<u8> = (0..MESSAGES).flat_map(|i| format!("{i:03}").into_bytes()).collect();
+    assert_eq!(echoed, expected);
+}
