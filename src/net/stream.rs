@@ -64,8 +64,9 @@ mod hint {
 ///     let mut client = TcpStream::connect(addr).await.unwrap();
 ///     let (server, _) = listener.accept().await.unwrap();
 ///     client.write_all(b"ping").await.unwrap();
-///     // Back to async-io's type and again, for code written against it.
-///     let mut server = TcpStream::from(Async::from(server.into_inner()));
+///     // To async-io's type (for code written against it) and back.
+///     let bare: Async<std::net::TcpStream> = server.into_inner();
+///     let mut server = TcpStream::from(bare);
 ///     let mut buf = [0; 4];
 ///     server.read_exact(&mut buf).await.unwrap();
 ///     assert_eq!(&buf, b"ping");
