@@ -203,3 +203,53 @@ fn udp_datagrams_make_the_round_trip() {
         echo.await.unwrap();
     });
 }
+
+#[test]
+fn async_ios_own_socket_types_work_on_crew_unwrapped() {
+    // What a crate written for async-io or smol hands over: bare `Async` sockets, no crew types.
+    use async_io::Async;
+    const CLIENTS: u64 = 8;
+    let listener = Async::<std::net::TcpListener>::bind(([127, 0, 0, 1], 0)).unwrap();
+    let addr = listener.get_ref().local_addr().unwrap();
+    run(async move {
+        let server = crew::spawn(async move {
+            for _ in 0..CLIENTS {
+                let (mut stream, _) = listener.accept().await?;
+                crew::spawn(async move {
+                    let mut buf = vec![0; 4096];
+                    loop {
+                        let n = stream.read(&mut buf).await?;
+                        if n == 0 {
+                            return Ok::<_, io::Error>(());
+                        }
+                        stream.write_all(&buf[..n]).await?;
+                    }
+                })
+                .detach();
+            }
+            Ok::<_, io::Error>(())
+        });
+        let clients: Vec<_> = (0..CLIENTS)
+            .map(|client| {
+                crew::spawn(async move {
+                    let mut stream = Async::<std::net::TcpStream>::connect(addr).await?;
+                    let sent = pattern(client, 10_000 + client as usize * 777);
+                    let (mut reader, mut writer) = (&stream, &stream);
+                    let write = async {
+                        writer.write_all(&sent).await?;
+                        stream.get_ref().shutdown(Shutdown::Write)
+                    };
+                    let mut echoed = Vec::new();
+                    let read = reader.read_to_end(&mut echoed);
+                    futures_lite::future::try_zip(write, read).await?;
+                    assert_eq!(echoed, sent, "client {client}");
+                    stream.close().await
+                })
+            })
+            .collect();
+        for client in clients {
+            client.await.unwrap();
+        }
+        server.await.unwrap();
+    });
+}
