@@ -11,6 +11,7 @@
 //! - Constants that size queues and intervals shrink under loom (see `config`), so the models
 //!   reach the interesting edges in few steps.
 
+// `AtomicU8` is `net`'s (its read hint), which loom builds leave out, so loom's list lacks it.
 #[cfg(not(loom))]
 pub(crate) use std::{
     sync::{
@@ -23,7 +24,7 @@ pub(crate) use std::{
 #[cfg(loom)]
 pub(crate) use loom::{
     sync::{
-        atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering},
+        atomic::{fence, AtomicBool, AtomicUsize, Ordering},
         Arc, Mutex, MutexGuard,
     },
     thread, thread_local,
