@@ -4,7 +4,7 @@
 //!
 //! The socket is a Unix stream pair whose crew side counts every `read` it is asked for (the
 //! `Counted` wrapper below), so each test asserts how many reads reached the socket. Every wait is
-//! bounded by [`HANG`], only to turn a hang into a failure.
+//! bounded by `common::HANG_TIMEOUT`, only to turn a hang into a failure.
 
 // Not under miri: every socket registers with async-io's reactor, whose `Poller::new` calls
 // `timerfd_create`, which miri does not implement (the interpreter aborts the whole binary).
@@ -14,15 +14,14 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::time::Duration;
 
 use crew::io::{AsyncReadExt, AsyncWriteExt};
 use crew::net::{Async, Stream};
-use crew::time::timeout;
 use futures_lite::future::poll_once;
 
-/// Long enough never to fire on a loaded machine unless something hangs.
-const HANG: Duration = Duration::from_secs(60);
+mod common;
+use common::probe::block_on_within;
+use common::HANG_TIMEOUT;
 
 /// A Unix stream that counts the reads made on it.
 struct Counted {
@@ -64,10 +63,9 @@ fn reads(stream: &Stream<Counted>) -> usize {
     stream.get_ref().reads.load(SeqCst)
 }
 
-/// Runs `future` on the global pool's caller (`block_on`), failing if it takes longer than
-/// [`HANG`].
+/// `block_on(future)`, failing if it takes longer than [`HANG_TIMEOUT`].
 fn run<T>(future: impl std::future::Future<Output = T>) -> T {
-    crew::block_on(async { timeout(HANG, future).await.expect("the test hung") })
+    block_on_within(HANG_TIMEOUT, "the test's reads and writes", future)
 }
 
 #[test]

@@ -238,13 +238,14 @@ where
     }
 }
 
-/// Writes are async-io's, unchanged: a write is tried first, and it rarely blocks.
+/// Writes are async-io's, unchanged: a write is tried first, and it rarely blocks. The owned
+/// stream writes through the shared-reference impl below.
 impl<T> AsyncWrite for Stream<T>
 where
     for<'a> &'a T: Write,
 {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut &self.io).poll_write(cx, buf)
+        Pin::new(&mut &*self).poll_write(cx, buf)
     }
 
     fn poll_write_vectored(
@@ -252,15 +253,15 @@ where
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut &self.io).poll_write_vectored(cx, bufs)
+        Pin::new(&mut &*self).poll_write_vectored(cx, bufs)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut &self.io).poll_flush(cx)
+        Pin::new(&mut &*self).poll_flush(cx)
     }
 
     fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut &self.io).poll_close(cx)
+        Pin::new(&mut &*self).poll_close(cx)
     }
 }
 
