@@ -112,9 +112,9 @@ use std::task::{Context, Poll};
 #[cfg(not(loom))]
 use std::time::Instant;
 
-use crate::sync::{fence, lock, AtomicBool, AtomicUsize, CachePadded, Event, Mutex, Ordering};
 #[cfg(not(loom))]
-use crate::sync::{EventListener, Listener};
+use crate::sync::Listener;
+use crate::sync::{fence, lock, AtomicBool, AtomicUsize, CachePadded, Event, EventListener, Mutex, Ordering};
 
 /// The packed counters: `searching` in the low [`State::SEARCHING_BITS`] bits, then the
 /// [`State::WATCHING`] flag, then `unparked`.
@@ -161,27 +161,35 @@ pub(crate) struct Parker {
 impl Parker {
     /// Hands the token to the owner and wakes it if it waits.
     fn unpark(&self) {
-        // SeqCst pairs with the fence in `park`: either the owner sees the token, or this
-        // notify sees its registered listener. A swap, not a store: the same `xchg` on x86, and
-        // loom 0.7 lets a plain store slip inside `park`'s concurrent swap (tokio-rs/loom#254).
+        // SeqCst pairs with the fence in `take_or_listen`: either the owner sees the token, or
+        // this notify sees its registered listener. A swap, not a store: the same `xchg` on x86,
+        // and loom 0.7 lets a plain store slip inside `park`'s concurrent swap
+        // (tokio-rs/loom#254).
         let _ = self.token.swap(true, Ordering::SeqCst);
         // `notify` issues a SeqCst fence before it looks for listeners.
         self.event.notify(1);
     }
 
+    /// The first half of every blocking park: takes the token if it is there, else registers a
+    /// listener and checks again. `None`: the token was taken. `Some`: wait on the listener, then
+    /// call again.
+    fn take_or_listen(&self) -> Option<EventListener> {
+        if self.token.swap(false, Ordering::SeqCst) {
+            return None;
+        }
+        let listener = self.event.listen();
+        // Pairs with the store + fence in `unpark`: the listener is registered before the
+        // token is checked again, so an `unpark` in between notifies it.
+        fence(Ordering::SeqCst);
+        if self.token.swap(false, Ordering::SeqCst) {
+            return None;
+        }
+        Some(listener)
+    }
+
     /// Blocks until the token is handed over, then consumes it.
     fn park(&self) {
-        loop {
-            if self.token.swap(false, Ordering::SeqCst) {
-                return;
-            }
-            let listener = self.event.listen();
-            // Pairs with the store + fence in `unpark`: the listener is registered before the
-            // token is checked again, so an `unpark` in between notifies it.
-            fence(Ordering::SeqCst);
-            if self.token.swap(false, Ordering::SeqCst) {
-                return;
-            }
+        while let Some(listener) = self.take_or_listen() {
             listener.wait();
         }
     }
@@ -190,20 +198,12 @@ impl Parker {
     /// if the deadline passed first (a token that comes later is consumed by the next park).
     #[cfg(not(loom))]
     fn park_until(&self, deadline: Instant) -> bool {
-        loop {
-            if self.token.swap(false, Ordering::SeqCst) {
-                return true;
-            }
-            let listener = self.event.listen();
-            // As in `park`: registered before the token is checked again.
-            fence(Ordering::SeqCst);
-            if self.token.swap(false, Ordering::SeqCst) {
-                return true;
-            }
+        while let Some(listener) = self.take_or_listen() {
             if listener.wait_deadline(deadline).is_none() && Instant::now() >= deadline {
                 return false;
             }
         }
+        true
     }
 
     /// loom has no clock: the deadline has always passed already, so a timed park only takes a
@@ -231,7 +231,7 @@ impl Parker {
                 },
                 None => {
                     *listener = Some(self.event.listen());
-                    // As in `park`: registered before the token is checked again.
+                    // As in `take_or_listen`: registered before the token is checked again.
                     fence(Ordering::SeqCst);
                 }
             }

@@ -49,7 +49,7 @@ pub(crate) use event_listener::{Event, EventListener, Listener};
 #[cfg(loom)]
 mod event;
 #[cfg(loom)]
-pub(crate) use event::Event;
+pub(crate) use event::{Event, EventListener};
 
 pub(crate) use crossbeam_utils::CachePadded;
 
