@@ -68,24 +68,20 @@ impl Watch {
     }
 
     /// After the watcher woke: if the interval is over, moves into `local` the LIFO task of every
-    /// other core that took nothing from its slot since the term began. Returns how many it
-    /// moved.
-    pub(crate) fn rescue(self, shared: &Shared, me: usize, local: &Worker<Runnable>) -> usize {
+    /// other core that took nothing from its slot since the term began.
+    pub(crate) fn rescue(self, shared: &Shared, me: usize, local: &Worker<Runnable>) {
         #[cfg(not(loom))]
         if self.since.elapsed() < WATCH_INTERVAL {
             // Woken early (by a notify): the owners had less than an interval.
-            return 0;
+            return;
         }
-        let mut moved = 0;
         for (index, remote) in shared.remotes().enumerate() {
             if index == me || remote.taken() != self.taken[index] {
                 continue;
             }
             if let Some(runnable) = remote.lifo.take() {
                 local.push(runnable);
-                moved += 1;
             }
         }
-        moved
     }
 }
