@@ -40,6 +40,15 @@ pub mod support {
         }
     }
 
+    /// Yields to the model's other threads until `done` holds: for an end reached on another
+    /// thread than the model's (a task dropped by a pool's reaper thread). A state never reached
+    /// fails the model through loom's branch limit.
+    pub fn wait_until(mut done: impl FnMut() -> bool) {
+        while !done() {
+            loom::thread::yield_now();
+        }
+    }
+
     /// Adds one to its counter when dropped. Holds a loom `Arc`, so a `Dropped` that is never
     /// dropped is also reported by loom's leak check at the end of the execution.
     #[derive(Debug)]

@@ -5,7 +5,8 @@ set -u
 caught=0
 missed=""
 for pair in skip_rescan:wakeup lost_yield:wake_while_running cancel_forgets_output:cancel_race \
-    detach_forgets:detach_race no_shutdown_recheck:shutdown_race no_local_notify:steal_race \
+    detach_forgets:detach_race no_shutdown_recheck:shutdown_race no_late_reap:shutdown_race \
+    no_local_notify:steal_race \
     searching_drift:counters wake_self_no_token:wake_self no_private_notify:watcher \
     no_watch:watcher watcher_kept:watcher; do
     bug=${pair%%:*}

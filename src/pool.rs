@@ -12,12 +12,18 @@
 //!   this pool, else in the injector; a push onto a shared queue ends with
 //!   `Sleepers::notify_one`, a push into a LIFO slot with `Sleepers::notify_private` (see
 //!   `sleep` for why no wakeup is lost).
+//! - No task is ever dropped inside `schedule`, that is inside someone's `wake()`: dropping a
+//!   task drops its future, whose destructor may wake other tasks or take locks that the waker's
+//!   caller holds (event-listener wakes under its list lock), so a drop there can deadlock the
+//!   thread on itself. A task scheduled after shutdown began goes into the injector like any
+//!   outside wake, and is dropped later by the thread that shuts the pool down, outside every
+//!   lock (or, if it arrives after that thread's last look, by a short-lived reaper thread).
 //! - Shutdown (dropping a [`Pool`]) happens once: set `shutdown`, wake every sleeper, wait until
-//!   every core's worker loop has exited and dropped its queued tasks, drop the injector's tasks,
-//!   wake every registered (pending) task so that scheduling it into the closed pool drops it,
-//!   then join every thread. A task is scheduled after shutdown is dropped by whoever schedules
-//!   it; a push that races shutdown is drained by either side (a SeqCst fence on each side).
-//!   So every task ends exactly once: run to completion, cancelled, or dropped here.
+//!   every core's worker loop has exited and dropped its queued tasks, wake every registered
+//!   (pending) task so that it is scheduled into the injector, drop the injector's tasks, join
+//!   every thread, then drop what the injector still holds and mark the pool `reaped`. A push
+//!   that races the last drain is dropped by either side (a SeqCst fence on each side). So every
+//!   task ends exactly once: run to completion, cancelled, or dropped here.
 
 use std::fmt;
 use std::future::Future;
@@ -125,6 +131,9 @@ pub(crate) struct Shared {
     /// references its schedule function holds to `Shared`.
     registry: Option<Arc<Registry>>,
     shutdown: AtomicBool,
+    /// Set by shutdown before its last drain of the injector: from then on, whoever pushes a
+    /// task into the injector also drops it (through a reaper thread, never inside a wake).
+    reaped: AtomicBool,
     /// Cores whose worker loop has not exited yet.
     cores_running: AtomicUsize,
     cores_exited: Event,
@@ -218,6 +227,7 @@ impl Pool {
             sleepers: Sleepers::new(workers),
             registry: if global { None } else { Some(Arc::new(Registry::new(workers))) },
             shutdown: AtomicBool::new(false),
+            reaped: AtomicBool::new(false),
             cores_running: AtomicUsize::new(workers),
             cores_exited: Event::new(),
             threads: Mutex::new(Vec::with_capacity(workers)),
@@ -331,30 +341,71 @@ impl Shared {
         }
     }
 
+    /// Pushes a task woken outside this pool's workers into the injector. After shutdown the
+    /// task stays there to be dropped by shutdown's drains, never here (see the module docs).
     fn push_remote(&self, runnable: Runnable) {
-        if self.is_shutdown() {
-            drop(runnable);
-            return;
-        }
         self.injector.push(runnable);
         // Pairs with the fence in `shutdown`: either this load sees the flag, or shutdown's
         // drain sees the push. (`notify_one` has its own fence for the sleepers.)
         fence(Ordering::SeqCst);
         if cfg!(not(crew_bug = "no_shutdown_recheck")) && self.shutdown.load(Ordering::SeqCst) {
-            self.drain_injector();
+            // Pairs with the store + fence in `reap`: either this load sees `reaped`, or
+            // shutdown's last drain sees the push.
+            if cfg!(not(crew_bug = "no_late_reap")) && self.reaped.load(Ordering::SeqCst) {
+                self.reap_late();
+            }
             return;
         }
         self.sleepers.notify_one();
     }
 
-    fn drain_injector(&self) {
+    /// Takes every task out of the injector. The caller drops them, outside every lock.
+    fn take_injector(&self) -> Vec<Runnable> {
+        let mut taken = Vec::new();
         loop {
             match self.injector.steal() {
-                Steal::Success(runnable) => drop(runnable),
-                Steal::Empty => return,
+                Steal::Success(runnable) => taken.push(runnable),
+                Steal::Empty => return taken,
                 Steal::Retry => std::hint::spin_loop(),
             }
         }
+    }
+
+    /// Drops the injector's tasks until it stays empty: a dropped future may wake other tasks
+    /// of this pool, which land in the injector in turn.
+    fn drain_injector(&self) {
+        loop {
+            let taken = self.take_injector();
+            if taken.is_empty() {
+                return;
+            }
+            drop(taken);
+        }
+    }
+
+    /// Shutdown's last step: drops what the injector holds, marks the pool reaped, and drops
+    /// what was pushed meanwhile. A push after this is dropped by its pusher (`reap_late`).
+    fn reap(&self) {
+        self.drain_injector();
+        self.reaped.store(true, Ordering::SeqCst);
+        // Pairs with the fence in `push_remote`.
+        fence(Ordering::SeqCst);
+        self.drain_injector();
+    }
+
+    /// A task was pushed after shutdown's last drain (a wake from another thread racing it):
+    /// hands it to a fresh thread to drop, since this thread may be inside a `wake()` whose
+    /// caller holds a lock the future's destructor needs.
+    #[cold]
+    fn reap_late(&self) {
+        let late = self.take_injector();
+        if late.is_empty() {
+            return;
+        }
+        // If no thread can be had, the closure, and the tasks with it, are dropped here: that
+        // may deadlock only if a caller up the stack holds a lock the destructors take, where
+        // leaking them would lose their drops for sure.
+        let _ = thread::Builder::new().name("crew-reaper".into()).spawn(move || drop(late));
     }
 
     /// Starts a thread running the worker loop of `core`. On failure gives `core` back.
@@ -402,8 +453,12 @@ impl Shared {
     /// the core out.
     pub(crate) fn retire_core(&self, core: Box<Core>) {
         let remote = self.remote(core.index());
-        drop(remote.lifo.take());
-        drop(std::mem::take(&mut *lock(&remote.deferred)));
+        // Each taken out under its lock and dropped after it: a future's drop may schedule
+        // other tasks, and user code never runs under crew's locks.
+        let lifo = remote.lifo.take();
+        drop(lifo);
+        let deferred = std::mem::take(&mut *lock(&remote.deferred));
+        drop(deferred);
         drop(core);
         // SeqCst pairs with the loads in `wait_for_cores`.
         if self.cores_running.fetch_sub(1, Ordering::SeqCst) == 1 {
@@ -437,14 +492,16 @@ impl Shared {
         worker::hand_off_core();
         self.sleepers.notify_all();
         self.wait_for_cores();
-        // Pairs with the fence in `push_remote`.
+        // Pairs with the fence in `push_remote`: from here on every push is seen by a drain.
         fence(Ordering::SeqCst);
-        self.drain_injector();
         if let Some(registry) = &self.registry {
+            // Each pending task is scheduled into the injector (not dropped inside `wake`).
             for waker in registry.close() {
                 waker.wake();
             }
         }
+        // Before joining: a thread blocked in `block_on` inside a task may be waiting for one
+        // of these tasks to end.
         self.drain_injector();
         let me = thread::current().id();
         loop {
@@ -459,6 +516,8 @@ impl Shared {
                 }
             }
         }
+        // The joined threads' last polls may have scheduled tasks.
+        self.reap();
     }
 }
 

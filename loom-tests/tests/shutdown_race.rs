@@ -6,13 +6,16 @@
 //! Planted bug: `--cfg crew_bug="no_shutdown_recheck"` removes `push_remote`'s re-check of the
 //! shutdown flag after its push (`src/pool.rs`): a wake that pushes after shutdown drained the
 //! injector leaves its task there for good (a reference cycle through the pool), so the
-//! pending task's future is never dropped.
+//! pending task's future is never dropped. `--cfg crew_bug="no_late_reap"` keeps the re-check
+//! but skips what follows once the pool is reaped: a wake whose push lands after shutdown's last
+//! drain leaves its task in the injector for good, where it must hand it to a reaper thread.
+//! (Neither drops a task inside the wake: see `src/pool.rs`.)
 #![cfg(loom)]
 
 use std::future::poll_fn;
 use std::task::{Poll, Waker};
 
-use crew_loom_tests::support::{model, Count, Dropped};
+use crew_loom_tests::support::{model, wait_until, Count, Dropped};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 
@@ -64,6 +67,8 @@ fn shutdown_racing_a_spawn_and_a_foreign_wake_ends_every_task_exactly_once() {
         .detach();
         drop(pool);
         waking.join().unwrap();
+        // A wake that pushed after the drop's last drain handed the task to a reaper thread.
+        wait_until(|| pending_drops.get() > 0);
         assert_eq!(pending_drops.get(), 1, "the pending task ended exactly once");
         assert!(pending_polls.get() <= 2);
         assert_eq!(late_drops.get(), 1, "the late task ended exactly once");

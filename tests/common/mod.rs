@@ -106,6 +106,46 @@ impl Drop for DropCounter {
     }
 }
 
+/// One drop counter per task.
+pub struct DropCounts(Vec<Arc<AtomicUsize>>);
+
+impl DropCounts {
+    pub fn new(tasks: usize) -> DropCounts {
+        DropCounts((0..tasks).map(|_| Arc::new(AtomicUsize::new(0))).collect())
+    }
+
+    /// A value to move into task `index`'s future: it counts the future's drop.
+    pub fn probe(&self, index: usize) -> DropCounter {
+        DropCounter(self.0[index].clone())
+    }
+
+    pub fn get(&self, index: usize) -> usize {
+        self.0[index].load(Ordering::SeqCst)
+    }
+
+    /// Waits until every task's future was dropped (some drops may happen on a reaper thread
+    /// after the pool's drop returned), then asserts each was dropped exactly once.
+    pub fn wait_each_once(&self, what: &str) {
+        wait_until(what, || (0..self.0.len()).all(|i| self.get(i) > 0));
+        self.assert_each_once(what);
+    }
+
+    /// Asserts that every task's future was dropped exactly once.
+    pub fn assert_each_once(&self, what: &str) {
+        let never: Vec<usize> = (0..self.0.len()).filter(|&i| self.get(i) == 0).collect();
+        let twice: Vec<usize> = (0..self.0.len()).filter(|&i| self.get(i) > 1).collect();
+        assert!(
+            never.is_empty() && twice.is_empty(),
+            "{what}: of {} futures, {} were never dropped (first: {:?}) and {} more than once (first: {:?})",
+            self.0.len(),
+            never.len(),
+            &never[..never.len().min(5)],
+            twice.len(),
+            &twice[..twice.len().min(5)],
+        );
+    }
+}
+
 /// Occupies one worker of `pool` with a task that blocks its thread until the returned sender
 /// is dropped (or sent to). Returns once that task is running, so that on a 1-worker pool every
 /// task spawned afterwards stays queued until the gate opens.
