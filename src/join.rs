@@ -107,7 +107,7 @@ impl<T, P: Policy> JoinHandle<T, P> {
 
 /// How the task ended, from what async-task gave back (`None`: dropped before finishing).
 fn outcome<T>(output: Option<TaskOutput<T>>) -> Outcome<T> {
-    match output {
+    match output.map(TaskOutput::into_inner) {
         Some(Ok(value)) => Outcome::Finished(value),
         Some(Err(Some(payload))) => Outcome::Panicked(payload),
         Some(Err(None)) => Outcome::Swallowed,

@@ -12,6 +12,9 @@
 //!   `catch_unwind` too: a panic there never reaches async-task, which would abort the process.
 //! - A panic payload is kept for the awaiter (`Propagate`, `Catch`) or dropped right there on
 //!   the worker (`Ignore`); a payload whose own `Drop` panics is leaked, never re-thrown.
+//! - Nothing crew hands to async-task can unwind out of its `Drop`: not the future (above), not
+//!   the output or payload of a task nobody awaits ([`TaskOutput`]'s guard), not the schedule
+//!   function (crew's own `Arc`s). async-task aborts the process on such an unwind.
 //! - A private pool's task holds a [`Registration`] and leaves the registry when its
 //!   `TaskFuture` is dropped, however that happens (see `registry`).
 
@@ -32,8 +35,33 @@ use crate::registry::{Key, Registry};
 use crate::sync::Arc;
 
 /// What a task's future resolves to inside async-task: the value, or the panic payload
-/// (`None` once the `Ignore` policy has dropped it).
-pub(crate) type TaskOutput<T> = Result<T, Option<Payload>>;
+/// (`None` once the `Ignore` policy has dropped it), behind a guard whose `Drop` never unwinds.
+///
+/// async-task drops an output that nobody takes (a detached task's, or that of a task cancelled
+/// while it ran) under its abort-on-unwind guard, so a value or payload whose `Drop` panics must
+/// not reach it: the guard catches that panic (the panic hook has reported it).
+pub(crate) struct TaskOutput<T>(Option<Result<T, Option<Payload>>>);
+
+impl<T> TaskOutput<T> {
+    fn new(output: Result<T, Option<Payload>>) -> TaskOutput<T> {
+        TaskOutput(Some(output))
+    }
+
+    /// The output, for the awaiter, who drops it as any value it owns.
+    pub(crate) fn into_inner(mut self) -> Result<T, Option<Payload>> {
+        self.0.take().expect("a task's output is taken once")
+    }
+}
+
+impl<T> Drop for TaskOutput<T> {
+    fn drop(&mut self) {
+        if let Some(output) = self.0.take() {
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(output))) {
+                drop_payload(payload);
+            }
+        }
+    }
+}
 
 /// A private pool task's entry in its pool's registry.
 #[derive(Debug)]
@@ -99,14 +127,14 @@ impl<F: Future, P: Policy> Future for TaskFuture<F, P> {
                 Err(_) => drop_payload(payload),
             }
         }
-        Poll::Ready(output.map_err(|payload| {
+        Poll::Ready(TaskOutput::new(output.map_err(|payload| {
             if P::SWALLOW {
                 drop_payload(payload);
                 None
             } else {
                 Some(payload)
             }
-        }))
+        })))
     }
 }
 

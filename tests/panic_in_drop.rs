@@ -1,8 +1,10 @@
 //! Futures whose `Drop` panics. Dropped after completing (or after panicking in `poll`), the
 //! drop's panic is a panic of the task, reported to the awaiter as its policy says. Dropped
 //! without completing (handle dropped, `cancel()`, pool shutdown), the panic must not take
-//! down the process or the pool: those scenarios run in a child process (the `#[ignore]`d
-//! `child_*` tests), because an abort would kill every test in this binary.
+//! down the process or the pool; nor may a panic in the `Drop` of an output or a panic payload
+//! that nobody takes (a detached task's, a task cancelled while it ran), which async-task drops
+//! itself. Those scenarios run in a child process (the `#[ignore]`d `child_*` tests), because
+//! an abort would kill every test in this binary.
 
 mod common;
 
@@ -190,5 +192,88 @@ fn child_pool_drop_with_futures_whose_drop_panics() {
         assert_eq!((pending_drops.load(Ordering::SeqCst), queued_drops.load(Ordering::SeqCst)), (1, 1));
         assert!(crew::block_on(pending).unwrap_err().is_cancelled());
         assert!(crew::block_on(queued).unwrap_err().is_cancelled());
+    });
+}
+
+// Outputs and payloads nobody takes: async-task drops them itself, under the same abort guard,
+// so crew must catch a panic in their `Drop` too. Each scenario runs in a child process.
+
+/// A task's output, or a panic payload, whose `Drop` counts itself, then panics.
+struct PanicsWhenDropped(Arc<AtomicUsize>);
+
+impl Drop for PanicsWhenDropped {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        panic!("expected: panic in the drop of a task's output or payload");
+    }
+}
+
+#[test]
+fn a_detached_task_whose_output_drop_panics_keeps_the_process_and_pool_alive() {
+    run_child("child_detached_output_whose_drop_panics");
+}
+
+#[test]
+#[ignore = "run in a child process by the test above"]
+fn child_detached_output_whose_drop_panics() {
+    quiet_expected_panics();
+    with_timeout(|| {
+        let pool = crew::Pool::builder().workers(2).thread_name("child-output").build().unwrap();
+        let drops = Arc::new(AtomicUsize::new(0));
+        let output = PanicsWhenDropped(drops.clone());
+        pool.spawn(async move { output }).detach();
+        wait_until("the detached task's output is dropped", || drops.load(Ordering::SeqCst) == 1);
+        assert_all_workers_run(&pool, "child-output", 2);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    });
+}
+
+#[test]
+fn a_task_cancelled_while_it_runs_whose_output_drop_panics_keeps_the_process_and_pool_alive() {
+    run_child("child_cancelled_while_running_output_whose_drop_panics");
+}
+
+#[test]
+#[ignore = "run in a child process by the test above"]
+fn child_cancelled_while_running_output_whose_drop_panics() {
+    quiet_expected_panics();
+    with_timeout(|| {
+        let pool = crew::Pool::builder().workers(2).thread_name("child-running").build().unwrap();
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (started_tx, started) = std::sync::mpsc::channel();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let output = PanicsWhenDropped(drops.clone());
+        let handle = pool.spawn(async move {
+            started_tx.send(()).unwrap();
+            // Blocks inside the poll until the handle was dropped.
+            let _ = released.recv();
+            output
+        });
+        started.recv().unwrap();
+        drop(handle); // cancels the running task: async-task drops its output when the poll ends
+        drop(release);
+        wait_until("the cancelled task's output is dropped", || drops.load(Ordering::SeqCst) == 1);
+        assert_all_workers_run(&pool, "child-running", 2);
+    });
+}
+
+#[test]
+fn detached_tasks_whose_panic_payload_drop_panics_keep_the_process_and_pool_alive() {
+    run_child("child_detached_payload_whose_drop_panics");
+}
+
+#[test]
+#[ignore = "run in a child process by the test above"]
+fn child_detached_payload_whose_drop_panics() {
+    quiet_expected_panics();
+    with_timeout(|| {
+        let pool = crew::Pool::builder().workers(2).thread_name("child-payload").build().unwrap();
+        let drops = Arc::new(AtomicUsize::new(0));
+        let payload = PanicsWhenDropped(drops.clone());
+        pool.spawn(async move { std::panic::panic_any(payload) }).detach();
+        let payload = PanicsWhenDropped(drops.clone());
+        pool.spawn_with(crew::Catch, async move { std::panic::panic_any(payload) }).detach();
+        wait_until("both payloads are dropped", || drops.load(Ordering::SeqCst) == 2);
+        assert_all_workers_run(&pool, "child-payload", 2);
     });
 }
