@@ -33,6 +33,12 @@ use crate::sync::{thread_local, Parker, Unparker};
 /// });
 /// assert_eq!(sum, 3);
 /// ```
+///
+/// # Panics
+///
+/// On a crew worker thread, if the replacement worker thread cannot start (the message names
+/// the OS error and the caller's location). A panic of `future` itself passes through.
+#[track_caller]
 pub fn block_on<F: Future>(future: F) -> F::Output {
     crate::worker::hand_off_core();
     let mut future = pin!(future);

@@ -42,7 +42,9 @@ pub const MIN_STACK_SIZE: usize = 64 * 1024;
 /// ```
 pub const MAX_STACK_SIZE: usize = 1 << 30;
 
-/// The environment variable that sizes the global pool.
+/// The environment variable that sizes the global pool: a whole number in `1..=1024`, written in
+/// decimal digits only (leading zeros are fine; a sign, a `0x` prefix or surrounding whitespace
+/// is an error that quotes the value).
 ///
 /// # Examples
 ///
@@ -244,15 +246,15 @@ fn check_workers(n: usize) -> Result<usize, ()> {
     }
 }
 
-/// Parses a `CREW_WORKERS` value: a decimal count in `1..=MAX_WORKERS`, surrounding ASCII
-/// whitespace allowed, nothing else.
+/// Parses a `CREW_WORKERS` value: a count in `1..=MAX_WORKERS` written in ASCII decimal digits
+/// only. No sign, no `0x`, and no surrounding whitespace: `" 4 "` is as wrong as `"+3"`, and the
+/// error shows the value quoted, spaces included.
 pub(crate) fn parse_workers(value: &str) -> Result<usize, BuildError> {
     let bad = || BuildError::workers(Source::Env, value.to_owned());
-    let digits = value.trim();
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
     }
-    digits.parse::<usize>().ok().and_then(|n| check_workers(n).ok()).ok_or_else(bad)
+    value.parse::<usize>().ok().and_then(|n| check_workers(n).ok()).ok_or_else(bad)
 }
 
 /// The error returned when a pool cannot start with the configuration asked for.
@@ -321,7 +323,7 @@ impl fmt::Display for BuildError {
         match &self.kind {
             Kind::Workers { source: Source::Env, value } => write!(
                 f,
-                "{WORKERS_ENV}={value:?} is invalid: expected a whole number of worker threads in 1..={MAX_WORKERS}"
+                "{WORKERS_ENV}={value:?} is invalid: expected a whole number of worker threads in 1..={MAX_WORKERS}, in decimal digits only (no sign, prefix or spaces)"
             ),
             Kind::Workers { source: Source::Builder, value } => write!(
                 f,
@@ -358,13 +360,15 @@ mod tests {
     #[test]
     fn env_values_in_range_parse() {
         assert_eq!(parse_workers("1").unwrap(), 1);
-        assert_eq!(parse_workers(" 16\n").unwrap(), 16);
+        assert_eq!(parse_workers("0016").unwrap(), 16);
         assert_eq!(parse_workers("1024").unwrap(), MAX_WORKERS);
     }
 
     #[test]
     fn bad_env_values_name_the_variable_value_and_range() {
-        for bad in ["abc", "0", "-1", "1025", "99999999999999999999999", "", "4 workers", "+3", "2.5"] {
+        for bad in
+            ["abc", "0", "-1", "1025", "99999999999999999999999", "", "4 workers", "+3", "2.5", " 4 ", "4\n", "\t4"]
+        {
             let msg = parse_workers(bad).unwrap_err().to_string();
             assert!(msg.starts_with(&format!("CREW_WORKERS={bad:?} is invalid")), "{msg}");
             assert!(msg.contains("1..=1024"), "{msg}");

@@ -18,11 +18,14 @@ use crate::pool::{Pool, Shared};
 
 static GLOBAL: OnceCell<Pool> = OnceCell::new();
 
-/// The global pool's shared state, starting the pool on first use.
+/// The global pool's shared state, starting the pool on first use. A pool that cannot start
+/// panics at the caller of the public function that got here (`#[track_caller]` down to here).
+#[track_caller]
 pub(crate) fn shared() -> &'static Shared {
-    GLOBAL
-        .get_or_init(|| start(Builder::new()).unwrap_or_else(|err| panic!("crew: the global pool cannot start: {err}")))
-        .shared()
+    match GLOBAL.get_or_try_init(|| start(Builder::new())) {
+        Ok(pool) => pool.shared(),
+        Err(err) => panic!("crew: the global pool cannot start: {err}"),
+    }
 }
 
 fn start(builder: Builder) -> Result<Pool, BuildError> {
@@ -55,7 +58,7 @@ pub(crate) fn init(builder: Builder) -> Result<(), BuildError> {
 /// # Panics
 ///
 /// If the global pool cannot start: `CREW_WORKERS` is set to something other than a whole
-/// number in `1..=1024`, or the OS refuses a thread.
+/// number in `1..=1024`, or the OS refuses a thread. The panic names the caller's location.
 ///
 /// # Examples
 ///
@@ -63,6 +66,7 @@ pub(crate) fn init(builder: Builder) -> Result<(), BuildError> {
 /// let handle = crew::spawn(async { 2 + 2 });
 /// assert_eq!(crew::block_on(handle), 4);
 /// ```
+#[track_caller]
 pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
@@ -86,6 +90,7 @@ where
 /// assert!(err.is_panic());
 /// assert_eq!(err.panic_message(), Some("oops"));
 /// ```
+#[track_caller]
 pub fn spawn_with<P, F>(policy: P, future: F) -> JoinHandle<F::Output, P>
 where
     P: Policy,

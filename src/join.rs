@@ -8,6 +8,9 @@
 //! - The handle is a plain future over async-task's `FallibleTask`: it can be awaited from any
 //!   executor or thread; nothing in it depends on crew's thread-locals.
 //! - What awaiting yields is decided by the policy `P` (see `policy`), from how the task ended.
+//! - A handle yields once. Polling it again after it returned (or after its poll resumed the
+//!   task's panic), or cancelling it then, panics with [`POLLED_AFTER_RETURN`]: async-task would
+//!   report the taken output as a cancelled task, which is not what happened.
 
 use std::fmt;
 use std::future::Future;
@@ -25,6 +28,9 @@ use crate::task::TaskOutput;
 /// Dropping a `JoinHandle` cancels the task. Use [`detach`](JoinHandle::detach) to let it run in
 /// the background instead.
 ///
+/// A handle yields its task's output once: polling it again after it returned (or after it
+/// resumed the task's panic) panics with a message saying so, under every policy.
+///
 /// # Examples
 ///
 /// ```
@@ -38,13 +44,19 @@ use crate::task::TaskOutput;
 #[must_use = "dropping a JoinHandle cancels its task; call .detach() to let it run in the background"]
 pub struct JoinHandle<T, P: Policy = Propagate> {
     task: FallibleTask<TaskOutput<T>>,
+    /// Set once a poll returned the task's output (or resumed its panic).
+    returned: bool,
     /// `fn() -> P`: the handle is `Unpin`, `Send` and `Sync` whatever `P` is.
     policy: PhantomData<fn() -> P>,
 }
 
+/// What polling (or cancelling) a [`JoinHandle`] that already returned panics with.
+pub(crate) const POLLED_AFTER_RETURN: &str =
+    "crew: a JoinHandle was polled again after it returned its task's output (a handle yields its output once)";
+
 impl<T, P: Policy> JoinHandle<T, P> {
     pub(crate) fn new(task: FallibleTask<TaskOutput<T>>) -> JoinHandle<T, P> {
-        JoinHandle { task, policy: PhantomData }
+        JoinHandle { task, returned: false, policy: PhantomData }
     }
 
     /// Lets the task run to completion in the background; its output (or panic, under
@@ -70,6 +82,10 @@ impl<T, P: Policy> JoinHandle<T, P> {
     /// have given (so under [`Propagate`], cancelling a task that already panicked resumes
     /// its panic).
     ///
+    /// # Panics
+    ///
+    /// If the handle was already polled to completion (its output is gone).
+    ///
     /// # Examples
     ///
     /// ```
@@ -81,6 +97,7 @@ impl<T, P: Policy> JoinHandle<T, P> {
     /// assert_eq!(crew::block_on(handle.cancel()), Some(5));
     /// ```
     pub async fn cancel(self) -> Option<P::Output<T>> {
+        assert!(!self.returned, "{POLLED_AFTER_RETURN}");
         let output = self.task.cancel().await;
         #[cfg(crew_bug = "cancel_forgets_output")]
         let output = output.and_then(|output| {
@@ -119,7 +136,11 @@ impl<T, P: Policy> Future for JoinHandle<T, P> {
     type Output = P::Output<T>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Pin::new(&mut self.task).poll(cx).map(|output| P::complete(outcome(output)))
+        assert!(!self.returned, "{POLLED_AFTER_RETURN}");
+        let output = std::task::ready!(Pin::new(&mut self.task).poll(cx));
+        // Before `complete`, which resumes a `Propagate` task's panic.
+        self.returned = true;
+        Poll::Ready(P::complete(outcome(output)))
     }
 }
 

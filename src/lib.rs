@@ -66,8 +66,9 @@
 //! # Configuration
 //!
 //! The global pool starts on the first [`spawn`] with `CREW_WORKERS` workers (a whole number in
-//! `1..=1024`; a bad value is an error naming it), else `num_cpus::get()`. Configure it
-//! explicitly with [`Builder::build_global`] before that, or run private [`Pool`]s.
+//! `1..=1024`, decimal digits only, no spaces; a bad value is an error naming it), else
+//! `num_cpus::get()`. Configure it explicitly with [`Builder::build_global`] before that, or run
+//! private [`Pool`]s.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub, rust_2018_idioms)]

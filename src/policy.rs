@@ -270,7 +270,7 @@ impl JoinError {
     ///
     /// # Panics
     ///
-    /// If the task did not panic (it was cancelled).
+    /// If the task did not panic (it was cancelled); the panic names the caller's location.
     ///
     /// # Examples
     ///
@@ -278,8 +278,12 @@ impl JoinError {
     /// let r = crew::block_on(crew::spawn_with(crew::Catch, async { panic!("y") }));
     /// assert_eq!(r.unwrap_err().into_panic().downcast_ref::<&str>(), Some(&"y"));
     /// ```
+    #[track_caller]
     pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
-        self.try_into_panic().unwrap_or_else(|err| panic!("JoinError::into_panic on a task that did not panic: {err}"))
+        match self.repr {
+            Repr::Panic(payload) => payload,
+            Repr::Cancelled => panic!("crew: JoinError::into_panic on a task that did not panic: {CANCELLED_MESSAGE}"),
+        }
     }
 }
 

@@ -146,6 +146,7 @@ pub(crate) fn drop_payload(payload: Payload) {
 }
 
 /// Spawns `future` on the global pool.
+#[track_caller]
 pub(crate) fn spawn_global<P, F>(future: F) -> JoinHandle<F::Output, P>
 where
     P: Policy,

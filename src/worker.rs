@@ -573,6 +573,7 @@ pub(crate) fn schedule_local(shared: &Shared, runnable: Runnable, is_yield: bool
 
 /// If this thread runs a worker loop (of any pool), hands its core to a fresh thread, so the
 /// caller may block this thread without stranding the core's tasks.
+#[track_caller]
 pub(crate) fn hand_off_core() {
     let taken = CURRENT
         .try_with(|current| {

@@ -267,3 +267,49 @@ fn a_handle_is_send_sync_and_unpin_for_every_policy() {
         crew::block_on(c);
     });
 }
+
+/// Polls `handle` once more after it returned and returns the message it panicked with.
+fn second_poll_panic<T: std::fmt::Debug, P: crew::Policy>(handle: &mut crew::JoinHandle<T, P>) -> String
+where
+    P::Output<T>: std::fmt::Debug,
+{
+    let payload = panic::catch_unwind(AssertUnwindSafe(|| crew::block_on(&mut *handle)))
+        .expect_err("a second poll must panic, not yield");
+    payload_message(payload.as_ref()).expect("a string message").to_owned()
+}
+
+const POLLED_AGAIN: &str = "crew: a JoinHandle was polled again after it returned its task's output";
+
+#[test]
+fn polling_a_handle_again_after_it_returned_panics_saying_so_under_every_policy() {
+    with_timeout(|| {
+        let mut handle = crew::spawn(async { 1 });
+        assert_eq!(crew::block_on(&mut handle), 1);
+        assert!(second_poll_panic(&mut handle).starts_with(POLLED_AGAIN));
+
+        // Catch: the second poll is not an `Err` claiming the task was cancelled.
+        let mut handle = crew::spawn_with(crew::Catch, async { 2 });
+        assert_eq!(crew::block_on(&mut handle).unwrap(), 2);
+        assert!(second_poll_panic(&mut handle).starts_with(POLLED_AGAIN));
+
+        let mut handle = crew::spawn_with(crew::Ignore, async { 3 });
+        assert_eq!(crew::block_on(&mut handle), 3);
+        assert!(second_poll_panic(&mut handle).starts_with(POLLED_AGAIN));
+
+        // Propagate, after its first poll resumed the task's panic.
+        let mut handle = crew::spawn(async { panic!("expected: the task's own panic") });
+        let first = panic::catch_unwind(AssertUnwindSafe(|| crew::block_on(&mut handle))).unwrap_err();
+        assert_eq!(payload_message(first.as_ref()), Some("expected: the task's own panic"));
+        assert!(second_poll_panic(&mut handle).starts_with(POLLED_AGAIN));
+    });
+}
+
+#[test]
+fn cancelling_a_handle_after_it_returned_panics_saying_so() {
+    with_timeout(|| {
+        let mut handle = crew::spawn_with(crew::Catch, async { 4 });
+        assert_eq!(crew::block_on(&mut handle).unwrap(), 4);
+        let payload = panic::catch_unwind(AssertUnwindSafe(|| crew::block_on(handle.cancel()))).unwrap_err();
+        assert!(payload_message(payload.as_ref()).unwrap().starts_with(POLLED_AGAIN));
+    });
+}
