@@ -84,8 +84,7 @@ pub(crate) struct Config {
     pub(crate) workers: usize,
     pub(crate) thread_name: String,
     pub(crate) stack_size: Option<usize>,
-    // loom builds have no reactor: the blocking worker loop ignores this.
-    #[cfg_attr(loom, allow(dead_code))]
+    /// Whether worker loops run inside async-io's `block_on` (always false under loom).
     pub(crate) drive_reactor: bool,
 }
 
@@ -232,8 +231,8 @@ impl Builder {
             thread_name,
             stack_size: self.stack_size,
             // miri cannot run async-io's reactor (it has no `timerfd_create`), so under miri
-            // workers park plainly unless told otherwise.
-            drive_reactor: self.drive_reactor.unwrap_or(!cfg!(miri)),
+            // workers park plainly unless told otherwise; loom builds have no reactor at all.
+            drive_reactor: !cfg!(loom) && self.drive_reactor.unwrap_or(!cfg!(miri)),
         })
     }
 }

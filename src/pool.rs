@@ -218,23 +218,10 @@ impl Pool {
 
     /// Starts the workers of a pool with a checked configuration.
     pub(crate) fn start(config: Config, global: bool) -> Result<Pool, BuildError> {
-        let workers = config.workers;
-        let locals: Vec<Worker<Runnable>> = (0..workers).map(|_| Worker::new_fifo()).collect();
-        let shared = Arc::new(Shared {
-            injector: CachePadded::new(Injector::new()),
-            stealers: locals.iter().map(Worker::stealer).collect(),
-            remotes: (0..workers).map(|_| CachePadded::new(Remote::new())).collect(),
-            sleepers: Sleepers::new(workers),
-            registry: if global { None } else { Some(Arc::new(Registry::new(workers))) },
-            shutdown: AtomicBool::new(false),
-            reaped: AtomicBool::new(false),
-            cores_running: AtomicUsize::new(workers),
-            cores_exited: Event::new(),
-            threads: Mutex::new(Vec::with_capacity(workers)),
-            config,
-        });
+        let (workers, in_reactor) = (config.workers, config.drive_reactor);
+        let (shared, locals) = Shared::new(config, global);
         for (index, local) in locals.into_iter().enumerate() {
-            if let Err((_, err)) = Shared::start_worker(&shared, Box::new(Core::new(index, local))) {
+            if let Err((_, err)) = Shared::start_worker(&shared, Box::new(Core::new(index, local, in_reactor))) {
                 // This core and the ones after it never ran.
                 shared.cores_running.fetch_sub(workers - index, Ordering::SeqCst);
                 shared.shutdown();
@@ -266,6 +253,27 @@ impl fmt::Debug for Pool {
 }
 
 impl Shared {
+    /// The state of a pool of `config.workers` cores, and each core's deque, whose loops are yet
+    /// to start (counted as running from here on).
+    pub(crate) fn new(config: Config, global: bool) -> (Arc<Shared>, Vec<Worker<Runnable>>) {
+        let workers = config.workers;
+        let locals: Vec<Worker<Runnable>> = (0..workers).map(|_| Worker::new_fifo()).collect();
+        let shared = Arc::new(Shared {
+            injector: CachePadded::new(Injector::new()),
+            stealers: locals.iter().map(Worker::stealer).collect(),
+            remotes: (0..workers).map(|_| CachePadded::new(Remote::new())).collect(),
+            sleepers: Sleepers::new(workers),
+            registry: if global { None } else { Some(Arc::new(Registry::new(workers))) },
+            shutdown: AtomicBool::new(false),
+            reaped: AtomicBool::new(false),
+            cores_running: AtomicUsize::new(workers),
+            cores_exited: Event::new(),
+            threads: Mutex::new(Vec::with_capacity(workers)),
+            config,
+        });
+        (shared, locals)
+    }
+
     pub(crate) fn registry(&self) -> Option<&Arc<Registry>> {
         self.registry.as_ref()
     }

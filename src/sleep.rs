@@ -96,6 +96,8 @@
 //! onto that same (parked) worker's own queues, and the worker takes itself off the sleeping
 //! list ([`Sleepers::wake_self`]) instead of waking another: no thread hop. The token protocol
 //! is the same as for a blocking park: the listener is registered before the token is checked.
+//! A worker that is not parked lets the reactor turn without blocking after every
+//! `GLOBAL_QUEUE_INTERVAL` tasks and before it runs its yielded tasks (see `worker`).
 //!
 //! # Shutdown
 //!

@@ -17,7 +17,8 @@
 //!   or the older half of a victim's deferred list as a last resort; then park (see `sleep`), as
 //!   the watcher if another core's LIFO slot holds a task (see `watch`).
 //! - A task woken while it runs (a yield) goes to the core's deferred list, never the LIFO slot:
-//!   it runs once the worker has nothing else (LIFO slot, deque and injector empty), or at the
+//!   it runs once the worker has nothing else (LIFO slot, deque and injector empty, and, for a
+//!   loop inside the reactor, after one reactor turn that does not block), or at the
 //!   next fairness tick (every [`GLOBAL_QUEUE_INTERVAL`] ticks the list moves to the back of the
 //!   deque). So a task that wakes itself forever cannot starve the others, and a yielder does not
 //!   delay work that is ready (tokio defers `yield_now` the same way).
@@ -98,10 +99,31 @@ pub(crate) struct Core {
     /// The watcher's deadline as an async-io timer, in a worker loop run as a future.
     #[cfg(not(loom))]
     watch_timer: Option<async_io::Timer>,
+    /// Where this core stands on looking at the reactor before it runs its deferred tasks.
+    reactor_turn: ReactorTurn,
+}
+
+/// Before a worker that drives the reactor runs its deferred tasks (yields) for want of other
+/// work, it lets the reactor turn once without blocking, so that tasks woken by I/O and timers
+/// run before tasks that merely yielded (tokio polls its driver before waking its deferred
+/// tasks likewise). Without that, workers kept busy by yielding tasks would leave I/O and timer
+/// wakes to the turn every [`GLOBAL_QUEUE_INTERVAL`] tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(loom, allow(dead_code))] // loom builds have no reactor: nothing gives the turn
+enum ReactorTurn {
+    /// This loop does not run inside the reactor (`drive_reactor(false)`, or loom).
+    Off,
+    /// No turn asked for since the deferred tasks last ran.
+    Idle,
+    /// `next_local` stopped short of the deferred tasks: the loop is to give the reactor a turn.
+    Wanted,
+    /// The turn was given: the deferred tasks run at the next look.
+    Given,
 }
 
 impl Core {
-    pub(crate) fn new(index: usize, local: Worker<Runnable>) -> Core {
+    /// Core `index` of a pool whose loops run inside the reactor if `in_reactor`.
+    pub(crate) fn new(index: usize, local: Worker<Runnable>, in_reactor: bool) -> Core {
         Core {
             index,
             lifo_filled: false,
@@ -118,6 +140,7 @@ impl Core {
             watch: None,
             #[cfg(not(loom))]
             watch_timer: None,
+            reactor_turn: if in_reactor { ReactorTurn::Idle } else { ReactorTurn::Off },
         }
     }
 
@@ -196,6 +219,13 @@ impl Core {
             if let Some(runnable) = self.find_task(shared) {
                 return Poll::Ready(Some(runnable));
             }
+            if self.reactor_turn == ReactorTurn::Wanted {
+                // `async_io::block_on` turns the reactor (if no other thread holds it) when the
+                // future it polls returns `Pending` having woken itself, then polls it again.
+                self.reactor_turn = ReactorTurn::Given;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
             self.parked = self.prepare_park(shared);
             if self.parked {
                 self.watch_timer = self.watch.as_ref().map(|watch| async_io::Timer::at(watch.deadline()));
@@ -207,6 +237,8 @@ impl Core {
     fn find_task(&mut self, shared: &Shared) -> Option<Runnable> {
         let found = match self.next_local(shared) {
             Some(runnable) => Some(runnable),
+            // Back after the reactor's turn, to run the deferred tasks.
+            None if self.reactor_turn == ReactorTurn::Wanted => None,
             None if self.searching || self.start_searching(shared) => self.steal(shared),
             None => None,
         };
@@ -256,8 +288,16 @@ impl Core {
             self.share_batch(shared);
             return Some(runnable);
         }
-        // Nothing else to do: the yielded tasks' turn. The first runs now; the others wait in
-        // the deque, where idle workers may take them.
+        // Nothing else to do: the yielded tasks' turn, after the reactor's (see `ReactorTurn`).
+        // The first runs now; the others wait in the deque, where idle workers may take them.
+        match self.reactor_turn {
+            ReactorTurn::Idle if self.deferred_filled => {
+                self.reactor_turn = ReactorTurn::Wanted;
+                return None;
+            }
+            ReactorTurn::Given => self.reactor_turn = ReactorTurn::Idle,
+            _ => {}
+        }
         if self.flush_deferred(shared) {
             let first = self.local.pop();
             self.share_batch(shared);
@@ -650,6 +690,65 @@ impl FastRand {
 #[cfg(test)]
 mod tests {
     use super::FastRand;
+
+    #[cfg(not(loom))]
+    mod reactor_turn {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        use std::task::{Context, Poll, Wake, Waker};
+
+        use super::super::Core;
+        use crate::pool::Shared;
+
+        #[derive(Default)]
+        struct CountWakes(AtomicUsize);
+
+        impl Wake for CountWakes {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+
+        /// A one-core pool whose loop never started, its core (inside the reactor if
+        /// `in_reactor`) holding one task that yielded, or one woken (into the LIFO slot).
+        fn core_with_task(in_reactor: bool, yielded: bool) -> (Arc<Shared>, Core) {
+            let config = crate::Builder::new().workers(1).check(None).unwrap();
+            let (shared, mut locals) = Shared::new(config, false);
+            let mut core = Core::new(0, locals.pop().unwrap(), in_reactor);
+            let (runnable, task) = async_task::spawn(async {}, |_| {});
+            task.detach();
+            core.push(&shared, runnable, yielded);
+            (shared, core)
+        }
+
+        /// Polls `core` for its next task with a waker that counts its wakes.
+        fn poll_next(shared: &Shared, core: &mut Core, wakes: &Arc<CountWakes>) -> Poll<bool> {
+            let waker = Waker::from(wakes.clone());
+            core.poll_next_task(shared, &mut Context::from_waker(&waker)).map(|task| task.is_some())
+        }
+
+        #[test]
+        fn a_worker_in_the_reactor_lets_it_turn_before_running_a_yielded_task() {
+            let (shared, mut core) = core_with_task(true, true);
+            let wakes = Arc::new(CountWakes::default());
+            // Pending with its own waker woken: `async_io::block_on` turns the reactor, then
+            // polls again.
+            assert_eq!(poll_next(&shared, &mut core, &wakes), Poll::Pending);
+            assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+            assert_eq!(poll_next(&shared, &mut core, &wakes), Poll::Ready(true));
+            assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+        }
+
+        #[test]
+        fn a_woken_task_and_a_worker_outside_the_reactor_run_without_a_turn() {
+            for (in_reactor, yielded) in [(true, false), (false, true)] {
+                let (shared, mut core) = core_with_task(in_reactor, yielded);
+                let wakes = Arc::new(CountWakes::default());
+                assert_eq!(poll_next(&shared, &mut core, &wakes), Poll::Ready(true));
+                assert_eq!(wakes.0.load(Ordering::SeqCst), 0);
+            }
+        }
+    }
 
     #[test]
     fn victims_cover_every_index() {
