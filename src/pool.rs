@@ -20,10 +20,11 @@
 //!   lock (or, if it arrives after that thread's last look, by a short-lived reaper thread).
 //! - Shutdown (dropping a [`Pool`]) happens once: set `shutdown`, wake every sleeper, wait until
 //!   every core's worker loop has exited and dropped its queued tasks, wake every registered
-//!   (pending) task so that it is scheduled into the injector, drop the injector's tasks, join
-//!   every thread, then drop what the injector still holds and mark the pool `reaped`. A push
-//!   that races the last drain is dropped by either side (a SeqCst fence on each side). So every
-//!   task ends exactly once: run to completion, cancelled, or dropped here.
+//!   (pending) task so that it is scheduled into the injector, drop the injector's tasks and
+//!   mark the pool `reaped`, then join every thread. A push that races the last drain is dropped
+//!   by either side (a SeqCst fence on each side); after it, by the pusher's reaper thread (a
+//!   wake that was on its way, or a task whose poll on a thread blocked in `block_on` ends). So
+//!   every task ends exactly once: run to completion, cancelled, or dropped here.
 
 use std::fmt;
 use std::future::Future;
@@ -391,7 +392,7 @@ impl Shared {
         }
     }
 
-    /// Shutdown's last step: drops what the injector holds, marks the pool reaped, and drops
+    /// Shutdown's last drain: drops what the injector holds, marks the pool reaped, and drops
     /// what was pushed meanwhile. A push after this is dropped by its pusher (`reap_late`).
     fn reap(&self) {
         self.drain_injector();
@@ -401,9 +402,11 @@ impl Shared {
         self.drain_injector();
     }
 
-    /// A task was pushed after shutdown's last drain (a wake from another thread racing it):
-    /// hands it to a fresh thread to drop, since this thread may be inside a `wake()` whose
-    /// caller holds a lock the future's destructor needs.
+    /// A task was pushed after shutdown's last drain (a wake from another thread racing it, or
+    /// a task whose poll on a thread blocked in `block_on` just ended): hands it to a fresh
+    /// thread to drop, since this thread may be inside a `wake()` whose caller holds a lock the
+    /// future's destructor needs. Rare: only tasks that were scheduled or running when the
+    /// drain ran can come here, and each does once.
     #[cold]
     fn reap_late(&self) {
         let late = self.take_injector();
@@ -509,8 +512,9 @@ impl Shared {
             }
         }
         // Before joining: a thread blocked in `block_on` inside a task may be waiting for one
-        // of these tasks to end.
-        self.drain_injector();
+        // of these tasks to end, or for one whose wake is still on its way (dropped by its
+        // pusher once the pool is reaped).
+        self.reap();
         let me = thread::current().id();
         loop {
             let handles = std::mem::take(&mut *lock(&self.threads));
@@ -524,8 +528,6 @@ impl Shared {
                 }
             }
         }
-        // The joined threads' last polls may have scheduled tasks.
-        self.reap();
     }
 }
 
