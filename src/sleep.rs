@@ -97,7 +97,8 @@
 //! list ([`Sleepers::wake_self`]) instead of waking another: no thread hop. The token protocol
 //! is the same as for a blocking park: the listener is registered before the token is checked.
 //! A worker that is not parked lets the reactor turn without blocking after every
-//! `GLOBAL_QUEUE_INTERVAL` tasks and before it runs its yielded tasks (see `worker`).
+//! `GLOBAL_QUEUE_INTERVAL` tasks and before it runs its yielded tasks, at most once per
+//! `REACTOR_TURN_GAP` (see `worker`).
 //!
 //! # Shutdown
 //!
