@@ -12,8 +12,9 @@
 //!
 //! Every worker owns a FIFO deque (crossbeam-deque) and a LIFO slot for the task it woke last;
 //! tasks scheduled from outside the pool go to a shared injector. An idle worker takes a batch
-//! from the injector or steals half of a random victim's deque, and parks on an event-listener
-//! when there is nothing to do, under a protocol that never loses a wakeup.
+//! from the injector or steals half of a random victim's deque (at most 32 tasks a steal), and
+//! parks on an event-listener when there is nothing to do, under a protocol that never loses a
+//! wakeup.
 //!
 //! ```
 //! use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,7 +22,7 @@
 //!
 //! let ran = Arc::new(AtomicUsize::new(0));
 //! // A task on the global pool fans out 100 children: spawned on a worker, they go to that
-//! // worker's own LIFO slot and deque; idle workers steal half of the deque at a time.
+//! // worker's own LIFO slot and deque; idle workers steal half of the deque at a time (at most 32).
 //! let parent = {
 //!     let ran = ran.clone();
 //!     crew::spawn(async move {

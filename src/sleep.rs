@@ -181,8 +181,9 @@ impl Parker {
             return None;
         }
         let listener = self.event.listen();
-        // Pairs with the store + fence in `unpark`: the listener is registered before the
-        // token is checked again, so an `unpark` in between notifies it.
+        // Pairs with the swap in `unpark` and the SeqCst fence that `notify` issues before it
+        // looks for listeners: the listener is registered before the token is checked again,
+        // so an `unpark` in between notifies it.
         fence(Ordering::SeqCst);
         if self.token.swap(false, Ordering::SeqCst) {
             return None;

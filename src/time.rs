@@ -10,8 +10,9 @@
 //! - A deadline that overflows `Instant` (a huge duration) never fires; it is not an error.
 //! - A future that finishes is never reported as timed out: [`Timeout`] polls its future before
 //!   it looks at the clock, so even a zero-duration timeout returns `Ok` for a ready future.
-//! - Every future here may be polled again after it completed: [`Sleep`] stays ready,
-//!   [`Timeout`] panics with a message (like any finished future), [`Interval::tick`] moves on.
+//! - [`Timeout`] drops its future when it returns its result, timed out or not; polled again
+//!   after that it panics with a message (like any finished `async` block). [`Sleep`] stays
+//!   ready when polled again; [`Interval::tick`] moves on.
 //!
 //! [`Builder::drive_reactor`]: crate::Builder::drive_reactor
 
@@ -139,7 +140,8 @@ impl Future for Sleep {
 }
 
 /// Runs `future` for at most `duration`: `Ok` with its output if it finishes first, else
-/// `Err(`[`Elapsed`]`)`, and the future is dropped.
+/// `Err(`[`Elapsed`]`)`. Either way the future is dropped when the result is returned (not
+/// later, with the `Timeout`), so whatever it holds is released by then.
 ///
 /// The future is polled before the clock is read, so a future that is ready at once wins even
 /// against `Duration::ZERO`.
@@ -157,11 +159,12 @@ impl Future for Sleep {
 /// });
 /// ```
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
-    Timeout { future, sleep: sleep(duration), limit: Limit::Duration(duration) }
+    Timeout { future: Some(future), sleep: sleep(duration), limit: Limit::Duration(duration) }
 }
 
 /// Runs `future` until `deadline` at the latest: `Ok` with its output if it finishes first,
-/// else `Err(`[`Elapsed`]`)`.
+/// else `Err(`[`Elapsed`]`)`; the future is dropped when the result is returned, as in
+/// [`timeout`].
 ///
 /// # Examples
 ///
@@ -173,11 +176,15 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// assert!(result.is_err());
 /// ```
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
-    Timeout { future, sleep: sleep_until(deadline), limit: Limit::Deadline }
+    Timeout { future: Some(future), sleep: sleep_until(deadline), limit: Limit::Deadline }
 }
 
 pin_project! {
     /// The future returned by [`timeout`] and [`timeout_at`].
+    ///
+    /// # Panics
+    ///
+    /// If polled again after it returned its result (like any finished `async` block).
     ///
     /// # Examples
     ///
@@ -189,8 +196,9 @@ pin_project! {
     /// ```
     #[derive(Debug)]
     pub struct Timeout<F> {
+        // `None` once the result was returned: the future is dropped then.
         #[pin]
-        future: F,
+        future: Option<F>,
         sleep: Sleep,
         limit: Limit,
     }
@@ -206,14 +214,19 @@ impl<F: Future> Future for Timeout<F> {
     type Output = Result<F::Output, Elapsed>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        if let Poll::Ready(output) = this.future.poll(cx) {
-            return Poll::Ready(Ok(output));
-        }
-        match Pin::new(this.sleep).poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(Elapsed { limit: *this.limit })),
-            Poll::Pending => Poll::Pending,
-        }
+        let mut this = self.project();
+        let Some(future) = this.future.as_mut().as_pin_mut() else {
+            panic!("crew::time::Timeout polled after it returned its result");
+        };
+        let result = match future.poll(cx) {
+            Poll::Ready(output) => Ok(output),
+            Poll::Pending => match Pin::new(this.sleep).poll(cx) {
+                Poll::Ready(()) => Err(Elapsed { limit: *this.limit }),
+                Poll::Pending => return Poll::Pending,
+            },
+        };
+        this.future.set(None);
+        Poll::Ready(result)
     }
 }
 

@@ -12,9 +12,14 @@
 //!   (dropping the role); any other wake drops the role as well.
 //! - On waking at or after its deadline, the watcher moves into its own deque the task in the
 //!   LIFO slot of each core whose take count ([`Remote::taken`]) has not moved since the role
-//!   began: that owner has been inside one poll for the whole interval (blocked, or busy with
-//!   long work), so it would not get to it. Then it searches and parks as any worker does,
-//!   taking the role again if a LIFO slot still holds a task.
+//!   began. An owner takes from its slot at every pick once a task is pushed there, so an
+//!   unchanged count means the owner picked nothing for the whole interval: it was inside one
+//!   poll (blocked, or busy with long work), in a reactor turn, or not scheduled by the OS. The
+//!   count is read `Relaxed`, so it may also be stale and the owner live. None of this is proof
+//!   of a stuck owner, and none needs to be: the slot is mutex-guarded, so the task runs exactly
+//!   once whoever takes it; a wrong guess only moves it off a warm worker. Then the watcher
+//!   searches and parks as any worker does, taking the role again if a LIFO slot still holds a
+//!   task.
 //! - So a task in a LIFO slot runs at most about two intervals after its owner got stuck, while
 //!   any other worker is idle; with no LIFO task anywhere no worker holds the role, and an idle
 //!   pool never wakes.

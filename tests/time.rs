@@ -243,6 +243,34 @@ fn timeout_expiry_gives_elapsed_and_drops_the_future() {
 }
 
 #[test]
+fn a_timeout_drops_its_future_when_it_returns_and_panics_if_polled_again() {
+    with_timeout(|| {
+        for expire in [true, false] {
+            let drops = Arc::new(AtomicUsize::new(0));
+            let guard = DropCounter(drops.clone());
+            let limit = if expire { Duration::ZERO } else { Duration::from_secs(3600) };
+            let mut limited = Box::pin(timeout(limit, async move {
+                let _guard = guard;
+                if expire {
+                    std::future::pending::<()>().await;
+                }
+            }));
+            // Awaited through a reference: the `Timeout` itself lives on after its result.
+            let result = crew::block_on(&mut limited);
+            assert_eq!(result.is_err(), expire);
+            assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped when the result came (expired: {expire})");
+            let again = panic::catch_unwind(panic::AssertUnwindSafe(|| poll_once(&mut limited))).unwrap_err();
+            assert_eq!(
+                payload_message(again.as_ref()),
+                Some("crew::time::Timeout polled after it returned its result")
+            );
+            drop(limited);
+            assert_eq!(drops.load(Ordering::SeqCst), 1);
+        }
+    });
+}
+
+#[test]
 fn a_zero_timeout_is_ok_for_a_ready_future_and_err_for_a_pending_one() {
     with_timeout(|| {
         assert_eq!(crew::block_on(timeout(Duration::ZERO, async { 5 })), Ok(5));

@@ -3,13 +3,16 @@
 //! Invariants:
 //! - Every type shared between threads in crew (atomics, mutexes, `Arc`, threads, thread-locals,
 //!   the work-stealing deques, the parker behind `block_on`) is named through this module, so a
-//!   `--cfg loom` build swaps all of them for loom's model-checked versions at once.
+//!   `--cfg loom` build swaps all of them for loom's model-checked versions at once. One
+//!   exception: `block_on`'s waker is a `std::sync::Arc`, because `std::task::Wake` takes one;
+//!   it only carries this module's `Unparker`, whose synchronisation is loom's under loom.
 //! - Under loom, crossbeam-deque (whose atomics loom cannot see) is replaced by `deque`'s
 //!   mutex-guarded queues with the same API, the `block_on` parker by a loom mutex + condvar, and
 //!   event-listener's `Event` by `event`'s loom condvar (event-listener's blocking wait deadlocks
 //!   under loom); under a normal build all are the real crates' types.
-//! - Constants that size queues and intervals shrink under loom (see `config`), so the models
-//!   reach the interesting edges in few steps.
+//! - Constants that size queues and intervals shrink under loom (`GLOBAL_QUEUE_INTERVAL` and
+//!   `MAX_INTERVAL_BATCH` in `worker`), so the models reach the interesting edges in few steps;
+//!   `deque`'s batch steals keep crossbeam-deque's cap of 32 tasks.
 
 // `AtomicU8` is `net`'s (its read hint), which loom builds leave out, so loom's list lacks it.
 #[cfg(not(loom))]
