@@ -21,6 +21,7 @@ use std::task::{Context, Poll};
 use async_task::FallibleTask;
 
 use crate::policy::{Outcome, Policy, Propagate};
+use crate::sync::planted_bug;
 use crate::task::TaskOutput;
 
 /// A handle to a spawned task; awaiting it yields the task's output as its policy `P` says.
@@ -70,10 +71,11 @@ impl<T, P: Policy> JoinHandle<T, P> {
     /// assert_eq!(rx.recv().unwrap(), "done");
     /// ```
     pub fn detach(self) {
-        #[cfg(crew_bug = "detach_forgets")]
-        std::mem::forget(self.task);
-        #[cfg(not(crew_bug = "detach_forgets"))]
-        self.task.detach();
+        if planted_bug!("detach_forgets") {
+            std::mem::forget(self.task);
+        } else {
+            self.task.detach();
+        }
     }
 
     /// Cancels the task and waits until its future is dropped.
@@ -99,11 +101,7 @@ impl<T, P: Policy> JoinHandle<T, P> {
     pub async fn cancel(self) -> Option<P::Output<T>> {
         assert!(!self.returned, "{POLLED_AFTER_RETURN}");
         let output = self.task.cancel().await;
-        #[cfg(crew_bug = "cancel_forgets_output")]
-        let output = output.and_then(|output| {
-            std::mem::forget(output);
-            None
-        });
+        let output = if planted_bug!("cancel_forgets_output") { output.and_then(forget_output) } else { output };
         output.map(|output| P::complete(outcome(Some(output))))
     }
 
@@ -120,6 +118,12 @@ impl<T, P: Policy> JoinHandle<T, P> {
     pub fn is_finished(&self) -> bool {
         self.task.is_finished()
     }
+}
+
+/// The `cancel_forgets_output` planted bug: forgets the output instead of returning it.
+fn forget_output<O>(output: O) -> Option<O> {
+    std::mem::forget(output);
+    None
 }
 
 /// How the task ended, from what async-task gave back (`None`: dropped before finishing).

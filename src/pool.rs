@@ -40,8 +40,8 @@ use crate::sleep::Sleepers;
 #[cfg(not(loom))]
 use crate::sync::Listener;
 use crate::sync::{
-    fence, lock, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex, Ordering, Slot, Steal,
-    Stealer, Worker,
+    fence, lock, planted_bug, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex, Ordering,
+    Slot, Steal, Stealer, Worker,
 };
 use crate::worker::Pushed;
 use crate::worker::{self, Core};
@@ -331,14 +331,16 @@ impl Shared {
     pub(crate) fn schedule(&self, runnable: Runnable, is_yield: bool) {
         match worker::schedule_local(self, runnable, is_yield) {
             Ok(Pushed::Shared) => {
-                #[cfg(not(crew_bug = "no_local_notify"))]
-                self.sleepers.notify_one();
+                if !planted_bug!("no_local_notify") {
+                    self.sleepers.notify_one();
+                }
             }
             // Into this worker's LIFO slot: this worker will take it, unless it is stuck inside a
             // poll, in which case the watcher will (see `watch`).
             Ok(Pushed::Private) => {
-                #[cfg(not(crew_bug = "no_local_notify"))]
-                self.sleepers.notify_private();
+                if !planted_bug!("no_local_notify") {
+                    self.sleepers.notify_private();
+                }
             }
             // Pushed from inside the reactor onto this thread's own parked core: it wakes itself
             // and runs the task, rather than wake another worker. If it was already picked, its
@@ -357,10 +359,10 @@ impl Shared {
         // Pairs with the fence in `shutdown`: either this load sees the flag, or shutdown's
         // drain sees the push. (`notify_one` has its own fence for the sleepers.)
         fence(Ordering::SeqCst);
-        if cfg!(not(crew_bug = "no_shutdown_recheck")) && self.shutdown.load(Ordering::SeqCst) {
+        if !planted_bug!("no_shutdown_recheck") && self.shutdown.load(Ordering::SeqCst) {
             // Pairs with the store + fence in `reap`: either this load sees `reaped`, or
             // shutdown's last drain sees the push.
-            if cfg!(not(crew_bug = "no_late_reap")) && self.reaped.load(Ordering::SeqCst) {
+            if !planted_bug!("no_late_reap") && self.reaped.load(Ordering::SeqCst) {
                 self.reap_late();
             }
             return;

@@ -117,7 +117,9 @@ use std::time::Instant;
 
 #[cfg(not(loom))]
 use crate::sync::Listener;
-use crate::sync::{fence, lock, AtomicBool, AtomicUsize, CachePadded, Event, EventListener, Mutex, Ordering};
+use crate::sync::{
+    fence, lock, planted_bug, AtomicBool, AtomicUsize, CachePadded, Event, EventListener, Mutex, Ordering,
+};
 
 /// The packed counters: `searching` in the low [`State::SEARCHING_BITS`] bits, then the
 /// [`State::WATCHING`] flag, then `unparked`.
@@ -301,7 +303,7 @@ impl Sleepers {
     /// wakes nobody if a watcher already exists, since it will look within
     /// [`WATCH_INTERVAL`](crate::watch::WATCH_INTERVAL).
     pub(crate) fn notify_private(&self) -> bool {
-        if cfg!(crew_bug = "no_private_notify") {
+        if planted_bug!("no_private_notify") {
             return false;
         }
         self.notify(true)
@@ -332,7 +334,7 @@ impl Sleepers {
     /// watcher role if it held it, in one read-modify-write. Under the `idle` lock.
     fn count_woken(&self, idle: &mut Idle, index: usize) {
         let mut delta = State::ONE_UNPARKED | State::ONE_SEARCHING;
-        if idle.watcher == Some(index) && cfg!(not(crew_bug = "watcher_kept")) {
+        if idle.watcher == Some(index) && !planted_bug!("watcher_kept") {
             idle.watcher = None;
             // WATCHING is set: subtracting it borrows nothing.
             delta = delta.wrapping_sub(State::WATCHING);
@@ -377,15 +379,14 @@ impl Sleepers {
     /// SeqCst fence) before waiting.
     pub(crate) fn to_parked(&self, index: usize, searching: bool) -> bool {
         let mut idle = lock(&self.idle);
-        let delta = State::ONE_UNPARKED + if searching { State::ONE_SEARCHING } else { 0 };
-        #[cfg(crew_bug = "searching_drift")]
-        let delta = State::ONE_UNPARKED;
+        let counted_searching = searching && !planted_bug!("searching_drift");
+        let delta = State::ONE_UNPARKED + if counted_searching { State::ONE_SEARCHING } else { 0 };
         let prev = State(self.state.fetch_sub(delta, Ordering::SeqCst));
         idle.sleeping.push(index);
         // No searcher left: a push that saw this worker unparked (running, or refused the
         // searcher role) skipped waking anyone, so this worker must re-scan.
         let rescan = prev.searching() == usize::from(searching);
-        cfg!(not(crew_bug = "skip_rescan")) && rescan
+        !planted_bug!("skip_rescan") && rescan
     }
 
     /// Worker `index`, parked, found in its re-scan a task in another worker's LIFO slot:
@@ -446,8 +447,9 @@ impl Sleepers {
         idle.sleeping.swap_remove(position);
         self.count_woken(&mut idle, index);
         drop(idle);
-        #[cfg(not(crew_bug = "wake_self_no_token"))]
-        self.parkers[index].unpark();
+        if !planted_bug!("wake_self_no_token") {
+            self.parkers[index].unpark();
+        }
         true
     }
 

@@ -50,7 +50,7 @@ use async_task::Runnable;
 use crate::pool::{Queued, Shared};
 #[cfg(not(loom))]
 use crate::sync::EventListener;
-use crate::sync::{fence, lock, thread_local, Arc, Ordering, Steal, Worker};
+use crate::sync::{fence, lock, planted_bug, thread_local, Arc, Ordering, Steal, Worker};
 use crate::watch::Watch;
 
 /// Every this many ticks, a worker takes a task from the injector before its own queue.
@@ -169,10 +169,11 @@ impl Core {
         let remote = shared.remote(self.index);
         if is_yield {
             self.deferred_filled = true;
-            #[cfg(crew_bug = "lost_yield")]
-            drop(runnable);
-            #[cfg(not(crew_bug = "lost_yield"))]
-            lock(&remote.deferred).push(runnable);
+            if planted_bug!("lost_yield") {
+                drop(runnable);
+            } else {
+                lock(&remote.deferred).push(runnable);
+            }
             return true;
         }
         self.lifo_filled = true;
@@ -465,7 +466,7 @@ impl Core {
                     shared.sleepers.notify_one();
                 }
                 Queued::Private => {
-                    if cfg!(not(crew_bug = "no_watch")) && shared.sleepers.watch(self.index) {
+                    if !planted_bug!("no_watch") && shared.sleepers.watch(self.index) {
                         self.watch = Some(Watch::start(shared));
                     }
                 }

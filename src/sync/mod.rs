@@ -56,6 +56,19 @@ pub(crate) use event::{Event, EventListener};
 
 pub(crate) use crossbeam_utils::CachePadded;
 
+/// True in a build with `--cfg crew_bug="NAME"`, false in every other: the one way crew plants
+/// a bug for a loom model to catch (`loom-tests/planted-bugs.sh`). Used as a plain condition,
+/// `if planted_bug!("NAME") { buggy } else { correct }`, so both branches always compile. Every
+/// `NAME` is listed once in `loom-tests/planted-bugs.txt`; `loom-tests/check-planted-bugs.sh`
+/// (run by CI) fails if this source, that list, both `Cargo.toml`s' `check-cfg` or the README
+/// disagree.
+macro_rules! planted_bug {
+    ($name:tt) => {
+        cfg!(crew_bug = $name)
+    };
+}
+pub(crate) use planted_bug;
+
 /// A one-task slot that any thread may swap into or take from, behind a mutex (a loom mutex
 /// under loom). Not crossbeam's lock-free `AtomicCell`: for a pointer-sized `Option<Runnable>` it
 /// round-trips the pointer through an integer, dropping its provenance, which miri reports as
