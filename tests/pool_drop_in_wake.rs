@@ -9,11 +9,10 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread;
 
-use common::probe::{parked_forever, WakerCell};
+use common::probe::{parked_forever, Hammering, WakerCell};
 use common::{wait_until, with_timeout, DropCounts};
 
 /// The reproduction: a task holding a channel's sender and a task waiting on its
@@ -122,31 +121,11 @@ fn tasks_woken_by_foreign_threads_across_the_drop_are_each_dropped_once_outside_
                 .detach();
             }
             wait_until("every sender task to be polled", || cells.iter().all(|c| c.polls() >= 1));
-            let stop = Arc::new(AtomicBool::new(false));
-            let wakes = Arc::new(AtomicUsize::new(0));
-            let hammers: Vec<_> = (0..HAMMERS)
-                .map(|h| {
-                    let (cells, stop, wakes) = (cells.clone(), stop.clone(), wakes.clone());
-                    thread::spawn(move || {
-                        let mut i = h * cells.len() / HAMMERS;
-                        while !stop.load(Ordering::Relaxed) {
-                            cells[i].wake();
-                            wakes.fetch_add(1, Ordering::Relaxed);
-                            i = (i + 1) % cells.len();
-                        }
-                    })
-                })
-                .collect();
-            wait_until("the hammering to start", || wakes.load(Ordering::Relaxed) >= 4 * PAIRS);
+            let hammering = Hammering::start(&cells, HAMMERS);
+            hammering.wait_for(4 * PAIRS, "the hammering to start");
             drop(pool);
-            let at_drop = wakes.load(Ordering::Relaxed);
-            wait_until("the hammering to go on after the drop", || {
-                wakes.load(Ordering::Relaxed) >= at_drop + 4 * PAIRS
-            });
-            stop.store(true, Ordering::Relaxed);
-            for hammer in hammers {
-                hammer.join().unwrap();
-            }
+            hammering.wait_for(4 * PAIRS, "the hammering to go on after the drop");
+            hammering.stop();
             drops.wait_each_once(&format!("round {round}: pairs woken across the drop"));
         }
     });

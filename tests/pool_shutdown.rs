@@ -13,7 +13,7 @@ use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use common::probe::{block_on_within, current_tid, parked_forever, thread_state, threads_named, WakerCell};
+use common::probe::{block_on_within, current_tid, parked_forever, thread_state, threads_named, Hammering, WakerCell};
 use common::{wait_until, with_timeout, DropCounts, HANG_TIMEOUT};
 
 const TASKS: usize = if cfg!(miri) { 20 } else { 1_000 };
@@ -269,32 +269,12 @@ fn tasks_woken_from_foreign_threads_while_the_pool_drops_are_dropped_exactly_onc
             }
             wait_until("every task to be polled once", || cells.iter().all(|c| c.polls() >= 1));
 
-            let stop = Arc::new(AtomicBool::new(false));
-            let wakes = Arc::new(AtomicUsize::new(0));
-            let hammers: Vec<_> = (0..HAMMERS)
-                .map(|h| {
-                    let (cells, stop, wakes) = (cells.clone(), stop.clone(), wakes.clone());
-                    thread::spawn(move || {
-                        let mut i = h * cells.len() / HAMMERS;
-                        while !stop.load(Ordering::Relaxed) {
-                            assert!(cells[i].wake());
-                            wakes.fetch_add(1, Ordering::Relaxed);
-                            i = (i + 1) % cells.len();
-                        }
-                    })
-                })
-                .collect();
+            let hammering = Hammering::start(&cells, HAMMERS);
             // Drop while the hammering is well under way, and keep hammering the dropped tasks.
-            wait_until("the hammering to start", || wakes.load(Ordering::Relaxed) >= 4 * tasks);
+            hammering.wait_for(4 * tasks, "the hammering to start");
             drop(pool);
-            let at_drop = wakes.load(Ordering::Relaxed);
-            wait_until("the hammering to go on after the drop", || {
-                wakes.load(Ordering::Relaxed) >= at_drop + 4 * tasks
-            });
-            stop.store(true, Ordering::Relaxed);
-            for hammer in hammers {
-                hammer.join().unwrap();
-            }
+            hammering.wait_for(4 * tasks, "the hammering to go on after the drop");
+            hammering.stop();
             // A wake racing the drop may push its task just after the drop's last look at the
             // queue; that waker hands the task to a reaper thread, which drops it soon after.
             drops.wait_each_once(&format!("round {round}: tasks woken while their pool dropped"));

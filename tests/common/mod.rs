@@ -377,6 +377,51 @@ pub mod probe {
         }
     }
 
+    /// Threads that wake every cell's stored waker, round and round, until stopped: a storm of
+    /// foreign wakes, for tests that drop a pool in the middle of one.
+    pub struct Hammering {
+        stop: Arc<std::sync::atomic::AtomicBool>,
+        wakes: Arc<AtomicUsize>,
+        threads: Vec<thread::JoinHandle<()>>,
+    }
+
+    impl Hammering {
+        /// Starts `threads` threads, each from its own part of `cells` (every cell must hold a
+        /// waker already: the futures were polled once).
+        pub fn start(cells: &Arc<Vec<Arc<WakerCell>>>, threads: usize) -> Hammering {
+            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let wakes = Arc::new(AtomicUsize::new(0));
+            let threads = (0..threads)
+                .map(|t| {
+                    let (cells, stop, wakes) = (cells.clone(), stop.clone(), wakes.clone());
+                    let mut i = t * cells.len() / threads;
+                    thread::spawn(move || {
+                        while !stop.load(Ordering::Relaxed) {
+                            assert!(cells[i].wake(), "every cell holds a waker");
+                            wakes.fetch_add(1, Ordering::Relaxed);
+                            i = (i + 1) % cells.len();
+                        }
+                    })
+                })
+                .collect();
+            Hammering { stop, wakes, threads }
+        }
+
+        /// Waits until `more` wakes were made from now on.
+        pub fn wait_for(&self, more: usize, what: &str) {
+            let from = self.wakes.load(Ordering::Relaxed);
+            super::wait_until(what, || self.wakes.load(Ordering::Relaxed) >= from + more);
+        }
+
+        /// Stops and joins the threads.
+        pub fn stop(self) {
+            self.stop.store(true, Ordering::Relaxed);
+            for thread in self.threads {
+                thread.join().unwrap();
+            }
+        }
+    }
+
     /// A future that never completes; every poll stores its waker in `cell` and counts itself.
     pub fn parked_forever(cell: Arc<WakerCell>) -> impl Future<Output = ()> + Send + 'static {
         std::future::poll_fn(move |cx: &mut Context<'_>| {
