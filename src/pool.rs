@@ -40,8 +40,8 @@ use crate::sleep::Sleepers;
 #[cfg(not(loom))]
 use crate::sync::Listener;
 use crate::sync::{
-    fence, lock, planted_bug, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex, Ordering,
-    Slot, Steal, Stealer, Worker,
+    fence, lock, planted_bug, retry, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex,
+    Ordering, Slot, Stealer, Worker,
 };
 use crate::worker::Pushed;
 use crate::worker::{self, Core};
@@ -372,14 +372,7 @@ impl Shared {
 
     /// Takes every task out of the injector. The caller drops them, outside every lock.
     fn take_injector(&self) -> Vec<Runnable> {
-        let mut taken = Vec::new();
-        loop {
-            match self.injector.steal() {
-                Steal::Success(runnable) => taken.push(runnable),
-                Steal::Empty => return taken,
-                Steal::Retry => std::hint::spin_loop(),
-            }
-        }
+        std::iter::from_fn(|| retry(|| self.injector.steal())).collect()
     }
 
     /// Drops the injector's tasks until it stays empty: a dropped future may wake other tasks

@@ -25,7 +25,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use async_task::{Runnable, ScheduleInfo, WithInfo};
+use async_task::{Runnable, ScheduleInfo, Task, WithInfo};
 use pin_project_lite::pin_project;
 
 use crate::join::JoinHandle;
@@ -159,8 +159,11 @@ where
     let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
         crate::global::shared().schedule(runnable, info.woken_while_running);
     });
-    let (runnable, task) =
-        async_task::Builder::new().spawn(move |()| TaskFuture::<F, P>::unregistered(future), schedule);
+    launch(shared, async_task::Builder::new().spawn(move |()| TaskFuture::<F, P>::unregistered(future), schedule))
+}
+
+/// Schedules a new task's first run on `shared` and hands its handle to the spawner.
+fn launch<T, P: Policy>(shared: &Shared, (runnable, task): (Runnable, Task<TaskOutput<T>>)) -> JoinHandle<T, P> {
     shared.schedule(runnable, false);
     JoinHandle::new(task.fallible())
 }
@@ -184,10 +187,7 @@ where
             .spawn(move |()| TaskFuture::<F, P> { future: Some(future), registration, policy: PhantomData }, schedule)
     };
     match registry.register(crate::worker::spawn_hint(), spawn, |(runnable, _)| runnable.waker()) {
-        Ok((runnable, task)) => {
-            shared.schedule(runnable, false);
-            JoinHandle::new(task.fallible())
-        }
+        Ok(spawned) => launch(shared, spawned),
         Err(spawn) => {
             // The pool is shutting down: drop the future and hand back a cancelled handle.
             drop(spawn);

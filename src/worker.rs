@@ -50,7 +50,7 @@ use async_task::Runnable;
 use crate::pool::{Queued, Shared};
 #[cfg(not(loom))]
 use crate::sync::EventListener;
-use crate::sync::{fence, lock, planted_bug, thread_local, Arc, Ordering, Steal, Worker};
+use crate::sync::{fence, lock, planted_bug, retry, thread_local, Arc, Ordering, Worker};
 use crate::watch::Watch;
 
 /// Every this many ticks, a worker takes a task from the injector before its own queue.
@@ -354,10 +354,8 @@ impl Core {
         let target = self.local.len() + share - 1;
         let first = retry(|| injector.steal_batch_with_limit_and_pop(&self.local, share))?;
         while self.local.len() < target {
-            match injector.steal_batch_with_limit(&self.local, target - self.local.len()) {
-                Steal::Success(()) => {}
-                Steal::Empty => break,
-                Steal::Retry => std::hint::spin_loop(),
+            if retry(|| injector.steal_batch_with_limit(&self.local, target - self.local.len())).is_none() {
+                break;
             }
         }
         self.share_batch(shared);
@@ -495,17 +493,6 @@ impl Drop for Core {
         // `Shared::retire_core` empties the LIFO slot.
         while let Some(runnable) = self.local.pop() {
             drop(runnable);
-        }
-    }
-}
-
-/// Runs a steal operation until it stops asking to be retried.
-fn retry(mut steal: impl FnMut() -> Steal<Runnable>) -> Option<Runnable> {
-    loop {
-        match steal() {
-            Steal::Success(runnable) => return Some(runnable),
-            Steal::Empty => return None,
-            Steal::Retry => std::hint::spin_loop(),
         }
     }
 }

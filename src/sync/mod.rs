@@ -104,6 +104,18 @@ impl<T> Slot<T> {
     }
 }
 
+/// Runs a steal operation (crossbeam's, or `deque`'s under loom) until it stops asking to be
+/// retried: `Some` of what it took, `None` if the queue was empty.
+pub(crate) fn retry<T>(mut steal: impl FnMut() -> Steal<T>) -> Option<T> {
+    loop {
+        match steal() {
+            Steal::Success(taken) => return Some(taken),
+            Steal::Empty => return None,
+            Steal::Retry => std::hint::spin_loop(),
+        }
+    }
+}
+
 /// True if the thread has returned (so joining it will not block). loom's handles cannot tell:
 /// under loom none is reaped early, which only keeps them until the pool's shutdown joins them.
 pub(crate) fn is_finished(handle: &thread::JoinHandle<()>) -> bool {
