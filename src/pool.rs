@@ -219,10 +219,10 @@ impl Pool {
 
     /// Starts the workers of a pool with a checked configuration.
     pub(crate) fn start(config: Config, global: bool) -> Result<Pool, BuildError> {
-        let (workers, in_reactor) = (config.workers, config.drive_reactor);
-        let (shared, locals) = Shared::new(config, global);
-        for (index, local) in locals.into_iter().enumerate() {
-            if let Err((_, err)) = Shared::start_worker(&shared, Box::new(Core::new(index, local, in_reactor))) {
+        let workers = config.workers;
+        let (shared, cores) = Shared::new(config, global);
+        for (index, core) in cores.into_iter().enumerate() {
+            if let Err((_, err)) = Shared::start_worker(&shared, Box::new(core)) {
                 // This core and the ones after it never ran.
                 shared.cores_running.fetch_sub(workers - index, Ordering::SeqCst);
                 shared.shutdown();
@@ -254,10 +254,10 @@ impl fmt::Debug for Pool {
 }
 
 impl Shared {
-    /// The state of a pool of `config.workers` cores, and each core's deque, whose loops are yet
-    /// to start (counted as running from here on).
-    pub(crate) fn new(config: Config, global: bool) -> (Arc<Shared>, Vec<Worker<Runnable>>) {
-        let workers = config.workers;
+    /// The state of a pool of `config.workers` cores, and the cores, whose loops are yet to start
+    /// (counted as running from here on).
+    pub(crate) fn new(config: Config, global: bool) -> (Arc<Shared>, Vec<Core>) {
+        let (workers, in_reactor) = (config.workers, config.drive_reactor);
         let locals: Vec<Worker<Runnable>> = (0..workers).map(|_| Worker::new_fifo()).collect();
         let shared = Arc::new(Shared {
             injector: CachePadded::new(Injector::new()),
@@ -272,7 +272,8 @@ impl Shared {
             threads: Mutex::new(Vec::with_capacity(workers)),
             config,
         });
-        (shared, locals)
+        let cores = locals.into_iter().enumerate().map(|(index, local)| Core::new(index, local, in_reactor)).collect();
+        (shared, cores)
     }
 
     pub(crate) fn registry(&self) -> Option<&Arc<Registry>> {

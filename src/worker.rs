@@ -722,9 +722,9 @@ mod tests {
         /// A one-core pool whose loop never started, its core (inside the reactor if
         /// `in_reactor`) holding one task that yielded, or one woken (into the LIFO slot).
         fn core_with_task(in_reactor: bool, yielded: bool) -> (Arc<Shared>, Core) {
-            let config = crate::Builder::new().workers(1).check(None).unwrap();
-            let (shared, mut locals) = Shared::new(config, false);
-            let mut core = Core::new(0, locals.pop().unwrap(), in_reactor);
+            let config = crate::Builder::new().workers(1).drive_reactor(in_reactor).check(None).unwrap();
+            let (shared, mut cores) = Shared::new(config, false);
+            let mut core = cores.pop().unwrap();
             let (runnable, task) = async_task::spawn(async {}, |_| {});
             task.detach();
             core.push(&shared, runnable, yielded);
