@@ -53,11 +53,21 @@ impl Drop for PanicsOnDrop {
     }
 }
 
+/// Runs `body` on a fresh 2-worker pool whose threads are named `prefix` (expected panics kept
+/// quiet, a hang turned into a failure), then asserts that both workers are still alive and run
+/// tasks at once.
+fn on_two_workers(prefix: &'static str, body: impl FnOnce(&crew::Pool) + Send + 'static) {
+    quiet_expected_panics();
+    with_timeout(move || {
+        let pool = crew::Pool::builder().workers(2).thread_name(prefix).build().unwrap();
+        body(&pool);
+        assert_all_workers_run(&pool, prefix, 2);
+    });
+}
+
 #[test]
 fn a_panic_in_the_drop_of_a_completed_future_is_a_panic_of_the_task_under_every_policy() {
-    quiet_expected_panics();
-    with_timeout(|| {
-        let pool = crew::Pool::builder().workers(2).thread_name("drop-panics").build().unwrap();
+    on_two_workers("drop-panics", |pool| {
         let make = || PanicsOnDrop { panic_in_poll: false };
         let err = crew::block_on(pool.spawn_with(crew::Catch, make())).unwrap_err();
         assert_eq!(err.panic_message(), Some("expected: panic in drop"));
@@ -65,18 +75,14 @@ fn a_panic_in_the_drop_of_a_completed_future_is_a_panic_of_the_task_under_every_
         assert_eq!(payload_message(payload.as_ref()), Some("expected: panic in drop"));
         let payload = await_panic(pool.spawn_with(crew::Ignore, make()));
         assert_eq!(payload_message(payload.as_ref()), Some(crew::Ignore::PANIC_MESSAGE));
-        assert_all_workers_run(&pool, "drop-panics", 2);
     });
 }
 
 #[test]
 fn a_future_that_panics_in_poll_and_then_in_drop_reports_the_poll_panic() {
-    quiet_expected_panics();
-    with_timeout(|| {
-        let pool = crew::Pool::builder().workers(2).thread_name("double-panic").build().unwrap();
+    on_two_workers("double-panic", |pool| {
         let err = crew::block_on(pool.spawn_with(crew::Catch, PanicsOnDrop { panic_in_poll: true })).unwrap_err();
         assert_eq!(err.panic_message(), Some("expected: panic in poll"));
-        assert_all_workers_run(&pool, "double-panic", 2);
     });
 }
 
@@ -138,15 +144,12 @@ fn dropping_the_handle_of_a_pending_future_whose_drop_panics_keeps_the_process_a
 #[test]
 #[ignore = "run in a child process by the test above"]
 fn child_drop_handle_of_pending_future_whose_drop_panics() {
-    quiet_expected_panics();
-    with_timeout(|| {
-        let pool = crew::Pool::builder().workers(2).thread_name("child-drop").build().unwrap();
+    on_two_workers("child-drop", |pool| {
         let (future, polls, drops) = pending_panics_on_drop();
         let handle = pool.spawn(future);
         wait_until("the task is polled", || polls.load(Ordering::SeqCst) == 1);
         drop(handle);
         wait_until("the cancelled future is dropped", || drops.load(Ordering::SeqCst) == 1);
-        assert_all_workers_run(&pool, "child-drop", 2);
     });
 }
 
@@ -158,15 +161,12 @@ fn cancel_of_a_pending_future_whose_drop_panics_returns_none_and_keeps_the_proce
 #[test]
 #[ignore = "run in a child process by the test above"]
 fn child_cancel_of_pending_future_whose_drop_panics() {
-    quiet_expected_panics();
-    with_timeout(|| {
-        let pool = crew::Pool::builder().workers(2).thread_name("child-cancel").build().unwrap();
+    on_two_workers("child-cancel", |pool| {
         let (future, polls, drops) = pending_panics_on_drop();
         let handle = pool.spawn_with(crew::Catch, future);
         wait_until("the task is polled", || polls.load(Ordering::SeqCst) == 1);
         assert!(crew::block_on(handle.cancel()).is_none());
         assert_eq!(drops.load(Ordering::SeqCst), 1);
-        assert_all_workers_run(&pool, "child-cancel", 2);
     });
 }
 
@@ -216,14 +216,11 @@ fn a_detached_task_whose_output_drop_panics_keeps_the_process_and_pool_alive() {
 #[test]
 #[ignore = "run in a child process by the test above"]
 fn child_detached_output_whose_drop_panics() {
-    quiet_expected_panics();
-    with_timeout(|| {
-        let pool = crew::Pool::builder().workers(2).thread_name("child-output").build().unwrap();
+    on_two_workers("child-output", |pool| {
         let drops = Arc::new(AtomicUsize::new(0));
         let output = PanicsWhenDropped(drops.clone());
         pool.spawn(async move { output }).detach();
         wait_until("the detached task's output is dropped", || drops.load(Ordering::SeqCst) == 1);
-        assert_all_workers_run(&pool, "child-output", 2);
         assert_eq!(drops.load(Ordering::SeqCst), 1);
     });
 }
@@ -236,9 +233,7 @@ fn a_task_cancelled_while_it_runs_whose_output_drop_panics_keeps_the_process_and
 #[test]
 #[ignore = "run in a child process by the test above"]
 fn child_cancelled_while_running_output_whose_drop_panics() {
-    quiet_expected_panics();
-    with_timeout(|| {
-        let pool = crew::Pool::builder().workers(2).thread_name("child-running").build().unwrap();
+    on_two_workers("child-running", |pool| {
         let drops = Arc::new(AtomicUsize::new(0));
         let (started_tx, started) = std::sync::mpsc::channel();
         let (release, released) = std::sync::mpsc::channel::<()>();
@@ -253,7 +248,6 @@ fn child_cancelled_while_running_output_whose_drop_panics() {
         drop(handle); // cancels the running task: async-task drops its output when the poll ends
         drop(release);
         wait_until("the cancelled task's output is dropped", || drops.load(Ordering::SeqCst) == 1);
-        assert_all_workers_run(&pool, "child-running", 2);
     });
 }
 
@@ -265,15 +259,12 @@ fn detached_tasks_whose_panic_payload_drop_panics_keep_the_process_and_pool_aliv
 #[test]
 #[ignore = "run in a child process by the test above"]
 fn child_detached_payload_whose_drop_panics() {
-    quiet_expected_panics();
-    with_timeout(|| {
-        let pool = crew::Pool::builder().workers(2).thread_name("child-payload").build().unwrap();
+    on_two_workers("child-payload", |pool| {
         let drops = Arc::new(AtomicUsize::new(0));
         let payload = PanicsWhenDropped(drops.clone());
         pool.spawn(async move { std::panic::panic_any(payload) }).detach();
         let payload = PanicsWhenDropped(drops.clone());
         pool.spawn_with(crew::Catch, async move { std::panic::panic_any(payload) }).detach();
         wait_until("both payloads are dropped", || drops.load(Ordering::SeqCst) == 2);
-        assert_all_workers_run(&pool, "child-payload", 2);
     });
 }
