@@ -40,7 +40,7 @@ use crate::sync::{thread_local, Parker, Unparker};
 /// the OS error and the caller's location). A panic of `future` itself passes through.
 #[track_caller]
 pub fn block_on<F: Future>(future: F) -> F::Output {
-    crate::worker::hand_off_core();
+    crate::scheduler::hand_off_core();
     let mut future = pin!(future);
     thread_local! {
         static CACHE: RefCell<(Parker, Waker)> = RefCell::new(parker_and_waker());

@@ -13,6 +13,7 @@ use std::fmt;
 use std::io;
 
 use crate::pool::Pool;
+use crate::scheduler::PoolKind;
 
 /// The largest accepted worker count, for a pool or for `CREW_WORKERS`.
 ///
@@ -183,7 +184,7 @@ impl Builder {
     /// ```
     pub fn build(self) -> Result<Pool, BuildError> {
         let config = self.check(None)?;
-        Pool::start(config, false)
+        Pool::start(config, PoolKind::Private)
     }
 
     /// Configures and starts the global pool used by [`spawn`](crate::spawn).

@@ -9,12 +9,14 @@
 
 use std::future::Future;
 
+use async_task::{Runnable, ScheduleInfo, WithInfo};
 use once_cell::sync::OnceCell;
 
 use crate::config::{BuildError, Builder, WORKERS_ENV};
 use crate::join::JoinHandle;
 use crate::policy::{Policy, Propagate};
-use crate::pool::{Pool, Shared};
+use crate::pool::Pool;
+use crate::scheduler::{PoolKind, Shared};
 
 static GLOBAL: OnceCell<Pool> = OnceCell::new();
 
@@ -33,7 +35,7 @@ fn start(builder: Builder) -> Result<Pool, BuildError> {
         Err(std::env::VarError::NotPresent) => None,
         value => Some(value),
     };
-    Pool::start(builder.check(env)?, true)
+    Pool::start(builder.check(env)?, PoolKind::Global)
 }
 
 /// `Builder::build_global`.
@@ -98,5 +100,10 @@ where
     F::Output: Send + 'static,
 {
     let _ = policy;
-    crate::task::spawn_global(future)
+    // A zero-sized schedule function: async-task then needs no extra reference count bump per
+    // schedule, and the task holds no reference to the (never dropped) global pool.
+    let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
+        shared().schedule(runnable, info.woken_while_running);
+    });
+    crate::task::spawn_unregistered(shared(), future, schedule)
 }

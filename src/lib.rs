@@ -84,92 +84,17 @@ mod join;
 pub mod net;
 mod policy;
 mod pool;
-mod registry;
-mod sleep;
+mod scheduler;
 mod sync;
 mod task;
 #[cfg(not(loom))]
 pub mod time;
-mod watch;
-mod worker;
 mod yield_now;
 
 /// Internals exposed to `loom-tests/` only: built under `--cfg loom`, never in normal builds.
 #[cfg(loom)]
 #[doc(hidden)]
-pub mod __loom {
-    /// crew's real idle-worker protocol (`src/sleep.rs`), for model checking.
-    #[derive(Debug)]
-    pub struct Sleepers(crate::sleep::Sleepers);
-
-    #[allow(missing_docs)]
-    impl Sleepers {
-        pub fn new(workers: usize) -> Sleepers {
-            Sleepers(crate::sleep::Sleepers::new(workers))
-        }
-        pub fn notify_one(&self) -> bool {
-            self.0.notify_one()
-        }
-        pub fn try_start_searching(&self) -> bool {
-            self.0.try_start_searching()
-        }
-        pub fn stop_searching(&self) -> bool {
-            self.0.stop_searching()
-        }
-        pub fn to_parked(&self, index: usize, searching: bool) -> bool {
-            self.0.to_parked(index, searching)
-        }
-        pub fn is_parked(&self, index: usize) -> bool {
-            self.0.is_parked(index)
-        }
-        pub fn wake_self(&self, index: usize) -> bool {
-            self.0.wake_self(index)
-        }
-        /// Blocks worker `index` until it has its token (returns at once if it has it).
-        pub fn park(&self, index: usize) {
-            self.0.park(index)
-        }
-        pub fn notify_private(&self) -> bool {
-            self.0.notify_private()
-        }
-        pub fn watch(&self, index: usize) -> bool {
-            self.0.watch(index)
-        }
-        /// The watcher's timed park; under loom its deadline has always passed.
-        pub fn park_until_deadline(&self, index: usize) {
-            self.0.park_until(index, crate::sleep::Deadline)
-        }
-        /// The watcher's index, asserting that the flag in the state matches it and that it is
-        /// listed as parked.
-        pub fn watcher(&self) -> Option<usize> {
-            self.0.watcher()
-        }
-        /// `(unparked, searching)`.
-        pub fn counts(&self) -> (usize, usize) {
-            let state = self.0.state();
-            (state.unparked(), state.searching())
-        }
-    }
-
-    /// `pool`'s watcher (see `src/watch.rs`), asserting that the flag in its state matches it
-    /// and that it is listed as parked.
-    pub fn watcher(pool: &crate::Pool) -> Option<usize> {
-        pool.shared().sleepers.watcher()
-    }
-
-    /// `pool`'s idle-worker counters `(unparked, searching)`, read once every one of its
-    /// workers is listed as parked; `None` while some worker is not.
-    pub fn idle_counts(pool: &crate::Pool) -> Option<(usize, usize)> {
-        let sleepers = &pool.shared().sleepers;
-        if !(0..pool.workers()).all(|index| sleepers.is_parked(index)) {
-            return None;
-        }
-        // Also asserts the watcher invariant (flag matches the role, the watcher is parked).
-        sleepers.watcher();
-        let state = sleepers.state();
-        Some((state.unparked(), state.searching()))
-    }
-}
+pub use scheduler::loom_hook as __loom;
 
 pub use block_on::block_on;
 #[cfg(not(loom))]

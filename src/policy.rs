@@ -19,6 +19,13 @@ use std::panic;
 /// A panic payload, as `catch_unwind` returns it.
 pub(crate) type Payload = Box<dyn Any + Send + 'static>;
 
+/// Drops a panic payload; if its own `Drop` panics, leaks that second payload.
+pub(crate) fn drop_payload(payload: Payload) {
+    if let Err(second) = panic::catch_unwind(panic::AssertUnwindSafe(move || drop(payload))) {
+        std::mem::forget(second);
+    }
+}
+
 /// What the awaiter of a task whose pool dropped it before it finished is told.
 ///
 /// # Examples

@@ -16,22 +16,22 @@
 //!   the output or payload of a task nobody awaits ([`TaskOutput`]'s guard), not the schedule
 //!   function (crew's own `Arc`s). async-task aborts the process on such an unwind.
 //! - A private pool's task holds a [`Registration`] and leaves the registry when its
-//!   `TaskFuture` is dropped, however that happens (see `registry`).
+//!   `TaskFuture` is dropped, however that happens (see `scheduler/registry.rs`).
+//! - Spawning never looks up a pool: the caller passes the pool's state, its schedule function
+//!   and, for a private pool, the registry shard hint.
 
 use std::future::Future;
 use std::marker::PhantomData;
-use std::mem;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use async_task::{Runnable, ScheduleInfo, Task, WithInfo};
+use async_task::{Runnable, Schedule, ScheduleInfo, Task, WithInfo};
 use pin_project_lite::pin_project;
 
 use crate::join::JoinHandle;
-use crate::policy::{Payload, Policy};
-use crate::pool::Shared;
-use crate::registry::{Key, Registry};
+use crate::policy::{drop_payload, Payload, Policy};
+use crate::scheduler::{Key, Registry, Shared};
 use crate::sync::Arc;
 
 /// What a task's future resolves to inside async-task: the value, or the panic payload
@@ -138,39 +138,21 @@ impl<F: Future, P: Policy> Future for TaskFuture<F, P> {
     }
 }
 
-/// Drops a panic payload; if its own `Drop` panics, leaks that second payload.
-pub(crate) fn drop_payload(payload: Payload) {
-    if let Err(second) = panic::catch_unwind(AssertUnwindSafe(move || drop(payload))) {
-        mem::forget(second);
-    }
-}
-
-/// Spawns `future` on the global pool.
-#[track_caller]
-pub(crate) fn spawn_global<P, F>(future: F) -> JoinHandle<F::Output, P>
+/// Spawns `future` as a task that belongs to no registry (the global pool's), scheduled by
+/// `schedule`, and schedules its first run on `shared`.
+pub(crate) fn spawn_unregistered<P, F, S>(shared: &Shared, future: F, schedule: S) -> JoinHandle<F::Output, P>
 where
     P: Policy,
     F: Future + Send + 'static,
     F::Output: Send + 'static,
+    S: Schedule + Send + Sync + 'static,
 {
-    let shared = crate::global::shared();
-    // A zero-sized schedule function: async-task then needs no extra reference count bump per
-    // schedule, and the task holds no reference to the (never dropped) global pool.
-    let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
-        crate::global::shared().schedule(runnable, info.woken_while_running);
-    });
     launch(shared, async_task::Builder::new().spawn(move |()| TaskFuture::<F, P>::unregistered(future), schedule))
 }
 
-/// Schedules a new task's first run on `shared` and hands its handle to the spawner.
-fn launch<T, P: Policy>(shared: &Shared, (runnable, task): (Runnable, Task<TaskOutput<T>>)) -> JoinHandle<T, P> {
-    shared.schedule(runnable, false);
-    JoinHandle::new(task.fallible())
-}
-
-/// Spawns `future` on the private pool `shared`, registering it so that dropping the pool
-/// drops it.
-pub(crate) fn spawn_private<P, F>(shared: &Arc<Shared>, future: F) -> JoinHandle<F::Output, P>
+/// Spawns `future` on the private pool `shared`, registered (in the shard `hint` picks) so
+/// that dropping the pool drops it.
+pub(crate) fn spawn_registered<P, F>(shared: &Arc<Shared>, hint: usize, future: F) -> JoinHandle<F::Output, P>
 where
     P: Policy,
     F: Future + Send + 'static,
@@ -186,7 +168,7 @@ where
         async_task::Builder::new()
             .spawn(move |()| TaskFuture::<F, P> { future: Some(future), registration, policy: PhantomData }, schedule)
     };
-    match registry.register(crate::worker::spawn_hint(), spawn, |(runnable, _)| runnable.waker()) {
+    match registry.register(hint, spawn, |(runnable, _)| runnable.waker()) {
         Ok(spawned) => launch(shared, spawned),
         Err(spawn) => {
             // The pool is shutting down: drop the future and hand back a cancelled handle.
@@ -196,4 +178,10 @@ where
             JoinHandle::new(task.fallible())
         }
     }
+}
+
+/// Schedules a new task's first run on `shared` and hands its handle to the spawner.
+fn launch<T, P: Policy>(shared: &Shared, (runnable, task): (Runnable, Task<TaskOutput<T>>)) -> JoinHandle<T, P> {
+    shared.schedule(runnable, false);
+    JoinHandle::new(task.fallible())
 }

@@ -2,9 +2,9 @@
 //! spawned from outside have run (waking, searching, stealing and parking as they go), once
 //! every worker is listed as parked the packed counters say exactly that — no worker unparked,
 //! none searching. (Under the `sleeping` lock, `unparked == workers - sleeping.len()` and
-//! `searching <= unparked`, see `src/sleep.rs`.)
+//! `searching <= unparked`, see `src/scheduler/sleep/README.md`.)
 //!
-//! Planted bug: `--cfg crew_bug="searching_drift"` makes `Sleepers::to_parked` forget to
+//! Planted bug: `--cfg crew_bug="searching_drift"` makes `Sleepers::list_parked` forget to
 //! count a parking searcher out of `searching`.
 #![cfg(loom)]
 

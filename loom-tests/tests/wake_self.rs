@@ -1,6 +1,6 @@
 //! A parked worker that runs the reactor wakes itself: a task woken by a socket or timer on that
 //! worker's own thread goes onto its own queue, and the worker takes itself off the sleeping list
-//! with `Sleepers::wake_self` (`src/sleep.rs`, the `# Reactor` section) instead of waking another
+//! with `Sleepers::wake_self` (`src/scheduler/sleep/README.md`, the `Reactor` section) instead of waking another
 //! worker. That races any other thread's `notify_one`, which may pick the same worker.
 //!
 //! The property: whichever of the two takes the worker off the list hands it its token, exactly
@@ -28,8 +28,8 @@ fn wake_self_racing_notify_one_hands_exactly_one_token() {
     model(|| {
         let sleepers = Arc::new(Sleepers::new(2));
         // Both workers park, worker 0 last, so that `notify_one` picks worker 0 too.
-        sleepers.to_parked(1, false);
-        sleepers.to_parked(0, false);
+        sleepers.list_parked(1, false);
+        sleepers.list_parked(0, false);
         let other = {
             let sleepers = sleepers.clone();
             thread::spawn(move || sleepers.notify_one())

@@ -1,4 +1,4 @@
-//! No lost wakeup, model-checked on crew's real idle-worker protocol (`src/sleep.rs`) and on a
+//! No lost wakeup, model-checked on crew's real idle-worker protocol (`src/scheduler/sleep/`) and on a
 //! whole pool.
 //!
 //! A worker that found nothing parks while another thread makes work visible and notifies.
@@ -7,7 +7,7 @@
 //! left; it then notified, possibly itself) or the pusher's `notify_one` took it off the
 //! sleeping list.
 //!
-//! Planted bug: `--cfg crew_bug="skip_rescan"` makes `Sleepers::to_parked` never tell a parking
+//! Planted bug: `--cfg crew_bug="skip_rescan"` makes `Sleepers::list_parked` never tell a parking
 //! worker to re-scan; every model here then fails.
 #![cfg(loom)]
 
@@ -17,10 +17,10 @@ use loom::sync::atomic::{fence, AtomicBool, Ordering::SeqCst};
 use loom::sync::Arc;
 use loom::thread;
 
-/// The worker side of `Core::park` (`src/worker.rs`): park, and re-scan if `to_parked` says no
+/// The worker side of `Core::prepare_park` (`src/scheduler/park.rs`): park, and re-scan if `list_parked` says no
 /// searcher is left.
 fn park(sleepers: &Sleepers, queued: &AtomicBool, index: usize, searching: bool) {
-    if sleepers.to_parked(index, searching) {
+    if sleepers.list_parked(index, searching) {
         fence(SeqCst);
         if queued.load(SeqCst) {
             sleepers.notify_one();

@@ -10,7 +10,7 @@
 //! stuck owner's slot and runs it. The child itself checks the role's invariant while it runs on
 //! the former watcher: the role is free or held by a worker listed as parked.
 //!
-//! A second model checks the bare protocol (`crew::__loom::Sleepers`, the real `src/sleep.rs`):
+//! A second model checks the bare protocol (`crew::__loom::Sleepers`, the real `src/scheduler/sleep/`):
 //! an owner's private push racing the other worker's parking, re-scan and taking of the role
 //! never leaves that worker parked for good with the task unseen.
 //!
@@ -84,10 +84,10 @@ fn a_private_push_racing_a_parking_worker_is_seen_or_wakes_it() {
         };
         // Worker 0 found nothing and parks, as `Core::prepare_park` does.
         let mut watching = false;
-        if sleepers.to_parked(0, false) {
+        if sleepers.list_parked(0, false) {
             fence(SeqCst);
             if slot.load(SeqCst) {
-                watching = sleepers.watch(0);
+                watching = sleepers.try_become_watcher(0);
             }
         }
         if watching {

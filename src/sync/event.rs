@@ -44,8 +44,15 @@ impl Event {
     }
 }
 
-impl EventListener {
-    pub(crate) fn wait(self) {
+/// The blocking wait of event-listener's `Listener` trait, so that callers import `Listener`
+/// alike in both builds.
+pub(crate) trait Listener {
+    /// Blocks until notified.
+    fn wait(self);
+}
+
+impl Listener for EventListener {
+    fn wait(self) {
         let mut epoch = self.inner.epoch.lock().unwrap();
         while *epoch == self.epoch {
             epoch = self.inner.cond.wait(epoch).unwrap();

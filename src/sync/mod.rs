@@ -1,18 +1,33 @@
-//! The one place crew takes its concurrency primitives from.
+//! The one place crew takes its concurrency primitives from, and the one place where a loom
+//! build differs from a normal one.
 //!
 //! Invariants:
 //! - Every type shared between threads in crew (atomics, mutexes, `Arc`, threads, thread-locals,
-//!   the work-stealing deques, the parker behind `block_on`) is named through this module, so a
-//!   `--cfg loom` build swaps all of them for loom's model-checked versions at once. One
-//!   exception: `block_on`'s waker is a `std::sync::Arc`, because `std::task::Wake` takes one;
-//!   it only carries this module's `Unparker`, whose synchronisation is loom's under loom.
+//!   the work-stealing deques, the parker behind `block_on`, event-listener's `Event`, the
+//!   clock behind timed waits) is named through this module, so a `--cfg loom` build swaps all
+//!   of them for loom's model-checked versions at once. One exception: `block_on`'s waker is a
+//!   `std::sync::Arc`, because `std::task::Wake` takes one; it only carries this module's
+//!   `Unparker`, whose synchronisation is loom's under loom.
 //! - Under loom, crossbeam-deque (whose atomics loom cannot see) is replaced by `deque`'s
-//!   mutex-guarded queues with the same API, the `block_on` parker by a loom mutex + condvar, and
+//!   mutex-guarded queues with the same API, the `block_on` parker by a loom mutex + condvar,
 //!   event-listener's `Event` by `event`'s loom condvar (event-listener's blocking wait deadlocks
-//!   under loom); under a normal build all are the real crates' types.
-//! - Constants that size queues and intervals shrink under loom (`GLOBAL_QUEUE_INTERVAL` and
-//!   `MAX_INTERVAL_BATCH` in `worker`), so the models reach the interesting edges in few steps;
-//!   `deque`'s batch steals keep crossbeam-deque's cap of 32 tasks.
+//!   under loom), and the clock by `deadline`'s always-passed [`Deadline`] (loom has no time);
+//!   under a normal build all are the real crates' types.
+//! - Sizes and intervals that loom's models must reach in few steps are written
+//!   [`shrunk_under_loom`]`(normal, loom)` (`GLOBAL_QUEUE_INTERVAL` and `MAX_INTERVAL_BATCH` in
+//!   `scheduler/worker.rs`); `deque`'s batch steals keep crossbeam-deque's cap of 32 tasks.
+//!
+//! # The `cfg(loom)` left outside this module, and why
+//!
+//! - `lib.rs`: `time`, `net`, `blocking` and `io` are left out of loom builds, and
+//!   `crew::__loom` (`scheduler/loom_hook.rs`) is in them only: async-io, futures-lite and
+//!   concurrent-queue do not build under `--cfg loom`, and the hook is the models' window.
+//! - `config.rs`: `drive_reactor` is always off under loom, for the same reason.
+//! - `scheduler/mod.rs` declares `reactor` (the worker loop inside `async_io::block_on`) only
+//!   outside loom, and `scheduler/run.rs` calls it only there; `scheduler/reactor_turn.rs` and
+//!   `Sleepers::take_or_listen` allow dead code under loom, since only that loop uses them.
+//! - `Sleepers::is_parked` and `Sleepers::watcher` are built for tests and loom only: they are
+//!   the checks the models and unit tests read.
 
 // `AtomicU8` is `net`'s (its read hint), which loom builds leave out, so loom's list lacks it.
 #[cfg(not(loom))]
@@ -52,9 +67,22 @@ pub(crate) use event_listener::{Event, EventListener, Listener};
 #[cfg(loom)]
 mod event;
 #[cfg(loom)]
-pub(crate) use event::{Event, EventListener};
+pub(crate) use event::{Event, EventListener, Listener};
 
 pub(crate) use crossbeam_utils::CachePadded;
+
+mod deadline;
+pub(crate) use deadline::{wait_until, Deadline};
+
+/// `normal` in a normal build, `shrunk` under loom: a size or interval that loom's models must
+/// reach in few steps.
+pub(crate) const fn shrunk_under_loom(normal: usize, shrunk: usize) -> usize {
+    if cfg!(loom) {
+        shrunk
+    } else {
+        normal
+    }
+}
 
 /// True in a build with `--cfg crew_bug="NAME"`, false in every other: the one way crew plants
 /// a bug for a loom model to catch (`loom-tests/planted-bugs.sh`). Used as a plain condition,

@@ -28,31 +28,31 @@ pub(crate) struct Registry {
 #[derive(Debug, Default)]
 struct Shard {
     closed: bool,
-    slots: Vec<Slot>,
-    /// Head of the free list of vacant slots (`usize::MAX` if none).
+    entries: Vec<Entry>,
+    /// Head of the free list of vacant entries (`usize::MAX` if none).
     free: usize,
 }
 
 #[derive(Debug)]
-enum Slot {
+enum Entry {
     Vacant { next_free: usize },
     Occupied(Waker),
 }
 
-/// Where a registered task's entry lives: a shard and a slot, packed.
+/// Where a registered task's entry lives: a shard and an index into its entries, packed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Key(usize);
 
 impl Key {
-    fn new(shard: usize, slot: usize) -> Key {
-        Key((slot << SHARD_BITS) | shard)
+    fn new(shard: usize, entry: usize) -> Key {
+        Key((entry << SHARD_BITS) | shard)
     }
 
     fn shard(self) -> usize {
         self.0 & (MAX_SHARDS - 1)
     }
 
-    fn slot(self) -> usize {
+    fn entry(self) -> usize {
         self.0 >> SHARD_BITS
     }
 }
@@ -76,9 +76,9 @@ impl Registry {
         if shard.closed {
             return Err(spawn);
         }
-        let slot = shard.vacant_slot();
-        let spawned = spawn(Key::new(shard_index, slot));
-        shard.occupy(slot, waker_of(&spawned));
+        let entry = shard.vacant_entry();
+        let spawned = spawn(Key::new(shard_index, entry));
+        shard.occupy(entry, waker_of(&spawned));
         Ok(spawned)
     }
 
@@ -89,7 +89,7 @@ impl Registry {
             if shard.closed {
                 return;
             }
-            shard.vacate(key.slot())
+            shard.vacate(key.entry())
         };
         // Dropped outside the lock: dropping a waker can drop its task.
         drop(waker);
@@ -102,9 +102,9 @@ impl Registry {
             let mut shard = lock(shard);
             shard.closed = true;
             shard.free = usize::MAX;
-            wakers.extend(shard.slots.drain(..).filter_map(|slot| match slot {
-                Slot::Occupied(waker) => Some(waker),
-                Slot::Vacant { .. } => None,
+            wakers.extend(shard.entries.drain(..).filter_map(|entry| match entry {
+                Entry::Occupied(waker) => Some(waker),
+                Entry::Vacant { .. } => None,
             }));
         }
         wakers
@@ -112,45 +112,45 @@ impl Registry {
 
     /// The number of registered tasks.
     #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.shards
             .iter()
-            .map(|shard| lock(shard).slots.iter().filter(|s| matches!(s, Slot::Occupied(_))).count())
+            .map(|shard| lock(shard).entries.iter().filter(|s| matches!(s, Entry::Occupied(_))).count())
             .sum()
     }
 }
 
 impl Shard {
     fn empty() -> Shard {
-        Shard { closed: false, slots: Vec::new(), free: usize::MAX }
+        Shard { closed: false, entries: Vec::new(), free: usize::MAX }
     }
 
-    /// The slot the next `occupy` should fill; pushes a vacant slot if none is free.
-    fn vacant_slot(&mut self) -> usize {
+    /// The entry the next `occupy` should fill; pushes a vacant entry if none is free.
+    fn vacant_entry(&mut self) -> usize {
         if self.free == usize::MAX {
-            self.slots.push(Slot::Vacant { next_free: usize::MAX });
-            self.free = self.slots.len() - 1;
+            self.entries.push(Entry::Vacant { next_free: usize::MAX });
+            self.free = self.entries.len() - 1;
         }
         self.free
     }
 
-    fn occupy(&mut self, slot: usize, waker: Waker) {
-        match std::mem::replace(&mut self.slots[slot], Slot::Occupied(waker)) {
-            Slot::Vacant { next_free } => self.free = next_free,
-            Slot::Occupied(_) => unreachable!("registry slot {slot} was handed out twice"),
+    fn occupy(&mut self, entry: usize, waker: Waker) {
+        match std::mem::replace(&mut self.entries[entry], Entry::Occupied(waker)) {
+            Entry::Vacant { next_free } => self.free = next_free,
+            Entry::Occupied(_) => unreachable!("registry entry {entry} was handed out twice"),
         }
     }
 
-    fn vacate(&mut self, slot: usize) -> Option<Waker> {
-        match std::mem::replace(&mut self.slots[slot], Slot::Vacant { next_free: self.free }) {
-            Slot::Occupied(waker) => {
-                self.free = slot;
+    fn vacate(&mut self, entry: usize) -> Option<Waker> {
+        match std::mem::replace(&mut self.entries[entry], Entry::Vacant { next_free: self.free }) {
+            Entry::Occupied(waker) => {
+                self.free = entry;
                 Some(waker)
             }
-            vacant @ Slot::Vacant { .. } => {
+            vacant @ Entry::Vacant { .. } => {
                 // Removing twice is a bug in crew; keep the free list intact all the same.
-                self.slots[slot] = vacant;
-                debug_assert!(false, "registry slot {slot} removed twice");
+                self.entries[entry] = vacant;
+                debug_assert!(false, "registry entry {entry} removed twice");
                 None
             }
         }
@@ -170,7 +170,7 @@ mod tests {
     }
 
     #[test]
-    fn keys_round_trip_and_slots_are_reused() {
+    fn keys_round_trip_and_entries_are_reused() {
         let registry = Registry::new(2);
         let a = register(&registry, 1);
         let b = register(&registry, 1);
@@ -179,7 +179,7 @@ mod tests {
         assert_eq!(registry.len(), 2);
         registry.remove(a);
         let c = register(&registry, 1);
-        assert_eq!(c, a, "the vacated slot is reused");
+        assert_eq!(c, a, "the vacated entry is reused");
         assert_eq!(registry.len(), 2);
     }
 

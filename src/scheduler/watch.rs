@@ -1,7 +1,7 @@
 //! The watcher: rescues the task in a core's LIFO slot when its owner is stuck inside one poll.
 //!
 //! Invariants:
-//! - A core's LIFO slot (in `pool::Remote`) is *private*: taken from by its owner, which never
+//! - A core's LIFO slot (in `remote.rs`) is *private*: taken from by its owner, which never
 //!   parks while it holds a task, and by the watcher only. A push into it wakes nobody if a
 //!   watcher exists (`Sleepers::notify_private`): that is what keeps a chain of tasks waking
 //!   each other on one worker, its cache warm, while the other workers sleep. (Deques, the
@@ -11,7 +11,7 @@
 //!   slot, and it parks with a deadline [`WATCH_INTERVAL`] away. At the deadline it wakes itself
 //!   (dropping the role); any other wake drops the role as well.
 //! - On waking at or after its deadline, the watcher moves into its own deque the task in the
-//!   LIFO slot of each core whose take count ([`Remote::taken`]) has not moved since the role
+//!   LIFO slot of each core whose take count (`Remote::taken`) has not moved since the role
 //!   began. An owner takes from its slot at every pick once a task is pushed there, so an
 //!   unchanged count means the owner picked nothing for the whole interval: it was inside one
 //!   poll (blocked, or busy with long work), in a reactor turn, or not scheduled by the OS. The
@@ -23,64 +23,50 @@
 //! - So a task in a LIFO slot runs at most about two intervals after its owner got stuck, while
 //!   any other worker is idle; with no LIFO task anywhere no worker holds the role, and an idle
 //!   pool never wakes.
-//! - Under loom, which has no clock, the deadline has always passed: the watcher checks right
-//!   after taking the role, so the models explore its steals racing the owner's own takes.
-//!
-//! [`Remote::taken`]: crate::pool::Remote::taken
+//! - Under loom, which has no clock, the deadline has always passed (`sync::Deadline`): the
+//!   watcher checks right after taking the role, so the models explore its steals racing the
+//!   owner's own takes.
 
-#[cfg(not(loom))]
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_task::Runnable;
 
-use crate::pool::Shared;
-use crate::sleep::Deadline;
-use crate::sync::Worker;
+use super::shared::Shared;
+use crate::sync::{Deadline, Worker};
 
 /// How long the watcher lets an owner sit inside one poll, its LIFO slot holding a task, before
 /// it takes the task.
-#[cfg(not(loom))]
-pub(crate) const WATCH_INTERVAL: Duration = Duration::from_micros(250);
+pub(super) const WATCH_INTERVAL: Duration = Duration::from_micros(250);
 
-/// One term of the watcher role: when it began and each core's take count then.
+/// One term of the watcher role: when it ends and each core's take count when it began.
 #[derive(Debug)]
-pub(crate) struct Watch {
-    #[cfg(not(loom))]
-    since: Instant,
+pub(super) struct Watch {
+    deadline: Deadline,
     taken: Box<[usize]>,
 }
 
 impl Watch {
     /// Starts a term now.
-    pub(crate) fn start(shared: &Shared) -> Watch {
+    pub(super) fn start(shared: &Shared) -> Watch {
         Watch {
-            #[cfg(not(loom))]
-            since: Instant::now(),
-            taken: shared.remotes().map(|remote| remote.taken()).collect(),
+            deadline: Deadline::after(WATCH_INTERVAL),
+            taken: shared.remotes.iter().map(|remote| remote.taken()).collect(),
         }
     }
 
     /// When the watcher wakes itself to look again.
-    pub(crate) fn deadline(&self) -> Deadline {
-        #[cfg(not(loom))]
-        {
-            self.since + WATCH_INTERVAL
-        }
-        #[cfg(loom)]
-        {
-            Deadline
-        }
+    pub(super) fn deadline(&self) -> &Deadline {
+        &self.deadline
     }
 
     /// After the watcher woke: if the interval is over, moves into `local` the LIFO task of every
     /// other core that took nothing from its slot since the term began.
-    pub(crate) fn rescue(self, shared: &Shared, me: usize, local: &Worker<Runnable>) {
-        #[cfg(not(loom))]
-        if self.since.elapsed() < WATCH_INTERVAL {
+    pub(super) fn rescue(self, shared: &Shared, me: usize, local: &Worker<Runnable>) {
+        if !self.deadline.has_passed() {
             // Woken early (by a notify): the owners had less than an interval.
             return;
         }
-        for (index, remote) in shared.remotes().enumerate() {
+        for (index, remote) in shared.remotes.iter().enumerate() {
             if index == me || remote.taken() != self.taken[index] {
                 continue;
             }

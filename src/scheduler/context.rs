@@ -1,0 +1,119 @@
+//! The thread-local that makes a thread a worker: the pool it works for and the core it runs.
+//!
+//! Invariants:
+//! - `CURRENT` is set by `run` when a worker thread starts and cleared before its core retires;
+//!   its core is `None` once handed to another thread (`hand_off_core`), after which this
+//!   thread runs no more worker loop.
+//! - Every access but the set and the clear goes through [`with_current`], which never panics:
+//!   it answers `None` on a thread that runs no worker, while the thread-local is being
+//!   destroyed, and while the context is already borrowed (user code reached from inside one of
+//!   crew's own borrows), so scheduling falls back to the injector instead.
+//! - The borrow is never held while user code runs: the loops borrow it to pick a task, release
+//!   it, then run the task.
+
+use std::cell::{Cell, RefCell};
+use std::hash::{BuildHasher, Hasher};
+
+use async_task::Runnable;
+
+use super::shared::Shared;
+use super::worker::{Core, Pushed};
+use crate::sync::{thread_local, Arc};
+
+thread_local! {
+    // Not `const {}`: loom's `thread_local!` has no const form.
+    #[allow(clippy::missing_const_for_thread_local)]
+    static CURRENT: RefCell<Option<Current>> = RefCell::new(None);
+}
+
+/// What a worker thread knows about itself.
+struct Current {
+    shared: Arc<Shared>,
+    /// `None` once the core was handed to another thread.
+    core: Option<Box<Core>>,
+}
+
+/// Makes this thread the one running `core` of `shared`'s pool.
+pub(super) fn enter(shared: Arc<Shared>, core: Box<Core>) {
+    CURRENT.with(|current| *current.borrow_mut() = Some(Current { shared, core: Some(core) }));
+}
+
+/// Ends this thread's worker life: the core, if it still owns it.
+pub(super) fn leave() -> Option<Box<Core>> {
+    CURRENT.with(|current| current.borrow_mut().take()).and_then(|current| current.core)
+}
+
+/// Runs `f` on this thread's worker context, if it has one and it is not borrowed already.
+fn with_current<R>(f: impl FnOnce(&mut Current) -> Option<R>) -> Option<R> {
+    CURRENT.try_with(|current| f(current.try_borrow_mut().ok()?.as_mut()?)).ok().flatten()
+}
+
+/// Runs `f` on this thread's core and pool, if it still owns a core (see [`with_current`]).
+pub(super) fn with_core<R>(f: impl FnOnce(&Arc<Shared>, &mut Core) -> R) -> Option<R> {
+    with_current(|current| Some(f(&current.shared, current.core.as_mut()?)))
+}
+
+/// Puts `runnable` into the current thread's core, if this thread runs a worker of `shared`'s
+/// pool. `Err(runnable)` if it belongs in the injector.
+pub(super) fn schedule_local(
+    shared: &Shared,
+    runnable: Runnable,
+    woken_while_running: bool,
+) -> Result<Pushed, Runnable> {
+    let mut task = Some(runnable);
+    let pushed = with_core(|current, core| {
+        if !std::ptr::eq(Arc::as_ptr(current), shared) {
+            return None;
+        }
+        Some(core.push(shared, task.take()?, woken_while_running))
+    });
+    match pushed.flatten() {
+        Some(pushed) => Ok(pushed),
+        None => Err(task.take().expect("the task was not pushed, so it is still here")),
+    }
+}
+
+/// If this thread runs a worker loop (of any pool), hands its core to a fresh thread, so the
+/// caller may block this thread without stranding the core's tasks.
+///
+/// # Panics
+///
+/// If the fresh thread cannot start (the core stays with this thread).
+#[track_caller]
+pub(crate) fn hand_off_core() {
+    let Some((shared, core)) = with_current(|current| Some((current.shared.clone(), current.core.take()?))) else {
+        return;
+    };
+    if let Err((core, err)) = Shared::start_worker(&shared, core) {
+        with_current(|current| {
+            current.core = Some(core);
+            Some(())
+        });
+        panic!("crew: blocking on a worker thread needs a replacement worker thread, which could not start: {err}");
+    }
+}
+
+/// A number that spreads spawns over the registry's shards: the worker index on a worker
+/// thread; elsewhere a per-thread counter (seeded from a per-thread hash) that moves on at every
+/// spawn, so one thread spawning many tasks does not funnel their completions into one lock.
+pub(crate) fn spawn_hint() -> usize {
+    std::thread_local! {
+        static NEXT: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+    let worker = with_core(|_, core| {
+        core.spawns = core.spawns.wrapping_add(1);
+        core.index.wrapping_add(core.spawns)
+    });
+    worker.unwrap_or_else(|| {
+        NEXT.try_with(|next| {
+            let hint = next.get().unwrap_or_else(|| {
+                let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+                hasher.write_usize(0);
+                hasher.finish() as usize
+            });
+            next.set(Some(hint.wrapping_add(1)));
+            hint
+        })
+        .unwrap_or(0)
+    })
+}

@@ -1,0 +1,77 @@
+//! Internals exposed to `loom-tests/` only (as `crew::__loom`): built under `--cfg loom`, never
+//! in normal builds.
+//!
+//! Invariants: each function here calls crew's real code; the checks it adds (the watcher flag
+//! matches the role, the watcher is listed as parked) only read.
+
+/// crew's real idle-worker protocol (`src/scheduler/sleep/`), for model checking.
+#[derive(Debug)]
+pub struct Sleepers(crate::scheduler::sleep::Sleepers);
+
+#[allow(missing_docs)]
+impl Sleepers {
+    pub fn new(workers: usize) -> Sleepers {
+        Sleepers(crate::scheduler::sleep::Sleepers::new(workers))
+    }
+    pub fn notify_one(&self) -> bool {
+        self.0.notify_one()
+    }
+    pub fn try_start_searching(&self) -> bool {
+        self.0.try_start_searching()
+    }
+    pub fn stop_searching(&self) -> bool {
+        self.0.stop_searching()
+    }
+    pub fn list_parked(&self, index: usize, was_searching: bool) -> bool {
+        self.0.list_parked(index, was_searching)
+    }
+    pub fn is_parked(&self, index: usize) -> bool {
+        self.0.is_parked(index)
+    }
+    pub fn wake_self(&self, index: usize) -> bool {
+        self.0.wake_self(index)
+    }
+    /// Blocks worker `index` until it has its token (returns at once if it has it).
+    pub fn park(&self, index: usize) {
+        self.0.park(index)
+    }
+    pub fn notify_private(&self) -> bool {
+        self.0.notify_private()
+    }
+    pub fn try_become_watcher(&self, index: usize) -> bool {
+        self.0.try_become_watcher(index)
+    }
+    /// The watcher's timed park; under loom its deadline has always passed.
+    pub fn park_until_deadline(&self, index: usize) {
+        self.0.park_until(index, &crate::sync::Deadline::after(std::time::Duration::ZERO))
+    }
+    /// The watcher's index, asserting that the flag in the state matches it and that it is
+    /// listed as parked.
+    pub fn watcher(&self) -> Option<usize> {
+        self.0.watcher()
+    }
+    /// `(unparked, searching)`.
+    pub fn counts(&self) -> (usize, usize) {
+        let state = self.0.state();
+        (state.unparked(), state.searching())
+    }
+}
+
+/// `pool`'s watcher (see `src/scheduler/watch.rs`), asserting that the flag in its state matches it
+/// and that it is listed as parked.
+pub fn watcher(pool: &crate::Pool) -> Option<usize> {
+    pool.shared().sleepers.watcher()
+}
+
+/// `pool`'s idle-worker counters `(unparked, searching)`, read once every one of its
+/// workers is listed as parked; `None` while some worker is not.
+pub fn idle_counts(pool: &crate::Pool) -> Option<(usize, usize)> {
+    let sleepers = &pool.shared().sleepers;
+    if !(0..pool.workers()).all(|index| sleepers.is_parked(index)) {
+        return None;
+    }
+    // Also asserts the watcher invariant (flag matches the role, the watcher is parked).
+    sleepers.watcher();
+    let state = sleepers.state();
+    Some((state.unparked(), state.searching()))
+}

@@ -1,0 +1,69 @@
+//! The scheduler: a pool's cores and queues, the worker loop, sleeping, the watcher, and
+//! shutdown. Everything above it (spawn, `Pool`, the global pool, `block_on`, `JoinHandle`)
+//! reaches it through the few items re-exported here; everything in it reaches threads and
+//! atomics only through `crate::sync`.
+//!
+//! # Invariants
+//!
+//! - **Ownership.** A pool has a fixed number of *cores*. A [`Core`](worker::Core) (deque, tick,
+//!   search state) is owned by exactly one thread at a time, the one whose thread-local context
+//!   holds it (`context.rs`); `block_on` on a worker thread hands the core to a fresh thread
+//!   first, so threads may outnumber cores, never the other way round. What other threads may
+//!   touch of a core lives in [`Shared`]: its deque's stealer and its `Remote` (LIFO slot,
+//!   deferred list, take count).
+//! - **Where a task goes** (`shared.rs`). Scheduled on a worker of the same pool: into that
+//!   core (a task woken during its own poll into the deferred list, any other into the LIFO
+//!   slot, whose previous task moves to the deque). Anywhere else: into the injector.
+//! - **Private and stealable.** The deques, the injector and the deferred lists are stealable:
+//!   any searcher takes from them (`search.rs`). The LIFO slot is private: its owner takes from
+//!   it, and the watcher only when the owner took nothing for a whole interval (`watch.rs`).
+//! - **No lost wakeup** (`sleep/README.md`, the protocol and its proof). A push onto a
+//!   stealable queue ends with `notify_one`, a push into a LIFO slot with `notify_private`; a
+//!   worker that parks leaving no searcher re-scans after a SeqCst fence. An idle pool never
+//!   wakes.
+//! - **Order of picking** (`worker.rs`): LIFO slot (a few times in a row), the fairness tick,
+//!   deque, injector, deferred list, then search, then park.
+//! - **Nothing is lost or dropped in the wrong place** (`shutdown.rs`). Every task ends exactly
+//!   once: run to completion, cancelled, or dropped at shutdown, and never dropped inside a
+//!   `wake()` or under one of crew's locks.
+//! - **User code never runs under crew's locks or the context's borrow.**
+//!
+//! # Files
+//!
+//! | file | concept |
+//! |---|---|
+//! | `shared.rs` | a pool's shared state ([`Shared`]), [`Shared::schedule`], starting workers |
+//! | `remote.rs` | the part of a core others touch: LIFO slot, deferred list, take count |
+//! | `worker.rs` | a worker's own state (`Core`), pushing onto it, and its pick order |
+//! | `search.rs` | stealing from other workers and the injector |
+//! | `park.rs` | listing a worker as parked, its re-scan, and the blocking wait |
+//! | `sleep/` | the idle-worker protocol (`Sleepers`, `State`, `Parker`) and its proof |
+//! | `watch.rs` | the watcher's rescue of a stuck owner's LIFO task |
+//! | `reactor.rs` | the worker loop as a future inside `async_io::block_on` |
+//! | `reactor_turn.rs` | when that loop lets the reactor turn before yielded tasks |
+//! | `run.rs` | a worker thread's body: the blocking loop, running a task |
+//! | `context.rs` | the thread-local that makes a thread a worker; handing its core off |
+//! | `shutdown.rs` | stopping a pool, dropping every task exactly once |
+//! | `registry.rs` | a private pool's live tasks, so that dropping the pool drops them |
+
+mod context;
+#[cfg(loom)]
+pub mod loom_hook;
+mod park;
+// async-io does not build under loom; loom's configs never drive the reactor.
+#[cfg(not(loom))]
+mod reactor;
+mod reactor_turn;
+mod registry;
+mod remote;
+mod run;
+mod search;
+mod shared;
+mod shutdown;
+mod sleep;
+mod watch;
+mod worker;
+
+pub(crate) use context::{hand_off_core, spawn_hint};
+pub(crate) use registry::{Key, Registry};
+pub(crate) use shared::{PoolKind, Shared};

@@ -1,0 +1,95 @@
+//! Parking: how a worker with nothing to do lists itself as parked, re-scans, and waits.
+//!
+//! Invariants:
+//! - A worker parks only with its LIFO slot, deque and deferred list empty: `prepare_park`
+//!   moves what is there into the deque and returns to the loop instead.
+//! - It lists itself through `Sleepers::list_parked`, and when that says no searcher is left it
+//!   re-scans every queue after a SeqCst fence: stealable work gets a `notify_one` (which may
+//!   pick itself), a task in another core's LIFO slot makes it try to become the watcher, which
+//!   parks with a deadline (`watch.rs`). See `sleep/README.md` for why no wakeup is lost.
+//! - Woken by `notify_one` or `wake_self` it is counted as a searcher; woken by shutdown's
+//!   `notify_all` it is not, and it exits.
+//! - The blocking loop waits here (`next_task`); the loop inside the reactor shares
+//!   `prepare_park` and `resume_after_wake` and waits by polling (`reactor.rs`).
+
+use async_task::Runnable;
+
+use super::shared::{Queued, Shared};
+use super::watch::Watch;
+use super::worker::Core;
+use crate::sync::{fence, planted_bug, Ordering};
+
+impl Core {
+    /// The next task to run, parking (blocking the thread) while there is none. `None`: the
+    /// pool shuts down.
+    pub(super) fn next_task(&mut self, shared: &Shared) -> Option<Runnable> {
+        loop {
+            if shared.is_shutdown() {
+                return None;
+            }
+            if let Some(runnable) = self.find_task(shared) {
+                return Some(runnable);
+            }
+            if self.prepare_park(shared) {
+                match &self.watch {
+                    Some(watch) => shared.sleepers.park_until(self.index, watch.deadline()),
+                    None => shared.sleepers.park(self.index),
+                }
+                self.resume_after_wake(shared);
+            }
+        }
+    }
+
+    /// Lists this core as parked, re-scanning first if no searcher is left, and taking the
+    /// watcher role if the re-scan saw a task in another core's LIFO slot. Returns whether the
+    /// caller should now wait for its token (until `self.watch`'s deadline, if set): false if
+    /// this core has local work or the pool shuts down.
+    pub(super) fn prepare_park(&mut self, shared: &Shared) -> bool {
+        self.watch = None;
+        if let Some(runnable) = self.take_lifo(shared) {
+            self.local.push(runnable);
+            return false;
+        }
+        if self.flush_deferred(shared) {
+            self.announce_deque(shared);
+            return false;
+        }
+        if !self.local.is_empty() {
+            return false;
+        }
+        let was_searching = std::mem::replace(&mut self.searching, false);
+        let must_rescan = shared.sleepers.list_parked(self.index, was_searching);
+        // `list_parked` locked the sleepers' mutex; if shutdown's `notify_all` ran before that,
+        // we see its flag here, else it will find us listed.
+        if shared.is_shutdown() {
+            return false;
+        }
+        if must_rescan {
+            fence(Ordering::SeqCst);
+            match shared.queued(self.index) {
+                Queued::Stealable => {
+                    shared.sleepers.notify_one();
+                }
+                Queued::LifoOnly => {
+                    if !planted_bug!("no_watch") && shared.sleepers.try_become_watcher(self.index) {
+                        self.watch = Some(Watch::start(shared));
+                    }
+                }
+                Queued::Nothing => {}
+            }
+        }
+        true
+    }
+
+    /// After the token came: woken by `notify_one` or `wake_self`, which counted this worker as
+    /// a searcher, or by shutdown's `notify_all`, which did not. A watcher whose interval is
+    /// over first rescues the LIFO tasks of owners that are stuck (see `watch.rs`).
+    pub(super) fn resume_after_wake(&mut self, shared: &Shared) {
+        self.searching = !shared.is_shutdown();
+        if let Some(watch) = self.watch.take() {
+            if self.searching {
+                watch.rescue(shared, self.index, &self.local);
+            }
+        }
+    }
+}

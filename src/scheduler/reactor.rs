@@ -1,0 +1,204 @@
+//! The worker loop as a future, run by `async_io::block_on` for the thread's whole life, so
+//! that idle workers drive async-io's reactor (not built under loom: async-io does not build
+//! there, and loom's configs never drive the reactor).
+//!
+//! Invariants:
+//! - The loop picks and parks exactly as the blocking loop does (`find_task`, `prepare_park`,
+//!   `resume_after_wake`), except that it waits by *polling*: parked, it returns `Pending` with
+//!   its listener registered ([`poll_park`], the same token protocol as a blocking park, through
+//!   `Sleepers::take_or_listen`), and `block_on` runs the reactor meanwhile. A task woken there
+//!   is pushed onto this same parked core, which then wakes itself (`Sleepers::wake_self`).
+//! - The watcher's deadline is an async-io timer, registered alongside the listener.
+//! - Every `GLOBAL_QUEUE_INTERVAL` tasks, and before its deferred tasks when
+//!   `reactor_turn.rs` asks for it, the loop wakes itself and returns `Pending`, so that
+//!   `block_on` processes ready I/O events without blocking even while there is always work.
+//! - The context's borrow ends before a task runs and before `Pending` hands the thread to the
+//!   reactor, whose wakes then reach this core through `context::schedule_local`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use async_task::Runnable;
+
+use super::context;
+use super::run::run_task;
+use super::shared::Shared;
+use super::sleep::Sleepers;
+use super::worker::{Core, GLOBAL_QUEUE_INTERVAL};
+use crate::sync::EventListener;
+
+/// Runs the worker loop inside the reactor until shutdown, or until the core went to another
+/// thread.
+pub(super) fn run_loop(shared: &Shared) {
+    async_io::block_on(WorkerLoop { shared, park: Park::default() });
+}
+
+/// What a loop parked inside the reactor waits on. Empty whenever the core is not parked (and
+/// so whenever it could be handed to another thread: only a running task hands it off).
+#[derive(Debug, Default)]
+struct Park {
+    /// The registered listener for this core's token.
+    listener: Option<EventListener>,
+    /// The watcher's deadline.
+    watch_timer: Option<async_io::Timer>,
+}
+
+/// The worker loop as a future (see the module docs). `Ready` at shutdown or once the core went
+/// to another thread.
+struct WorkerLoop<'a> {
+    shared: &'a Shared,
+    park: Park,
+}
+
+impl Future for WorkerLoop<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let WorkerLoop { shared, park } = &mut *self;
+        for _ in 0..GLOBAL_QUEUE_INTERVAL {
+            match context::with_core(|_, core| core.poll_next_task(shared, park, cx)) {
+                Some(Poll::Ready(Some(runnable))) => run_task(runnable),
+                Some(Poll::Pending) => return Poll::Pending,
+                // Shutdown, or the core went to another thread (`block_on` in the last task).
+                Some(Poll::Ready(None)) | None => return Poll::Ready(()),
+            }
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+impl Core {
+    /// As `next_task` for the loop run as a future: instead of blocking, returns `Pending`
+    /// while parked, with `cx` registered to be woken with the token.
+    fn poll_next_task(&mut self, shared: &Shared, park: &mut Park, cx: &mut Context<'_>) -> Poll<Option<Runnable>> {
+        loop {
+            if self.parked {
+                if poll_park(&shared.sleepers, self.index, &mut park.listener, cx).is_pending() {
+                    // The watcher's deadline: wake itself (its token is then there, or on its
+                    // way from a notify that picked it first) and poll the parker again.
+                    let expired = park.watch_timer.as_mut().is_some_and(|timer| Pin::new(timer).poll(cx).is_ready());
+                    if !expired {
+                        return Poll::Pending;
+                    }
+                    park.watch_timer = None;
+                    shared.sleepers.wake_self(self.index);
+                    continue;
+                }
+                self.parked = false;
+                park.watch_timer = None;
+                self.resume_after_wake(shared);
+            }
+            if shared.is_shutdown() {
+                return Poll::Ready(None);
+            }
+            if let Some(runnable) = self.find_task(shared) {
+                return Poll::Ready(Some(runnable));
+            }
+            if self.reactor_turn.give() {
+                // `async_io::block_on` turns the reactor (if no other thread holds it) when the
+                // future it polls returns `Pending` having woken itself, then polls it again.
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            self.parked = self.prepare_park(shared);
+            if self.parked {
+                park.watch_timer = self.watch.as_ref().map(|watch| async_io::Timer::at(watch.deadline().instant()));
+            }
+        }
+    }
+}
+
+/// The non-blocking park of worker `index`: `Ready` once its token is handed over (consumed),
+/// as when `Sleepers::park` returns; else `Pending`, with `listener` registered to wake `cx`.
+/// Keep `listener` across polls; it is cleared on `Ready`.
+fn poll_park(
+    sleepers: &Sleepers,
+    index: usize,
+    listener: &mut Option<EventListener>,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
+    loop {
+        if let Some(registered) = listener {
+            // `unpark` sets the token before it notifies: once notified, the token is there.
+            match Pin::new(registered).poll(cx) {
+                Poll::Ready(()) => *listener = None,
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        match sleepers.take_or_listen(index) {
+            None => return Poll::Ready(()),
+            Some(registered) => *listener = Some(registered),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
+
+    use super::{Core, Park};
+    use crate::scheduler::shared::{PoolKind, Shared};
+
+    #[derive(Default)]
+    struct CountWakes(AtomicUsize);
+
+    impl Wake for CountWakes {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A one-core pool whose loop never started, its core (inside the reactor if `in_reactor`)
+    /// holding one task that was woken while it ran (a yield), or one woken (into the LIFO slot).
+    fn core_with_task(in_reactor: bool, yielded: bool) -> (Arc<Shared>, Core) {
+        let config = crate::Builder::new().workers(1).drive_reactor(in_reactor).check(None).unwrap();
+        let (shared, mut cores) = Shared::new(config, PoolKind::Private);
+        let mut core = cores.pop().unwrap();
+        let (runnable, task) = async_task::spawn(async {}, |_| {});
+        task.detach();
+        core.push(&shared, runnable, yielded);
+        (shared, core)
+    }
+
+    /// Polls `core` for its next task with a waker that counts its wakes.
+    fn poll_next(shared: &Shared, core: &mut Core, wakes: &Arc<CountWakes>) -> Poll<bool> {
+        let waker = Waker::from(wakes.clone());
+        core.poll_next_task(shared, &mut Park::default(), &mut Context::from_waker(&waker)).map(|task| task.is_some())
+    }
+
+    #[test]
+    fn a_worker_in_the_reactor_lets_it_turn_before_running_a_yielded_task() {
+        let (shared, mut core) = core_with_task(true, true);
+        let wakes = Arc::new(CountWakes::default());
+        // Pending with its own waker woken: `async_io::block_on` turns the reactor, then polls
+        // again.
+        assert_eq!(poll_next(&shared, &mut core, &wakes), Poll::Pending);
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+        assert_eq!(poll_next(&shared, &mut core, &wakes), Poll::Ready(true));
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_yielded_task_runs_without_a_turn_while_the_last_turn_is_within_the_gap() {
+        let (shared, mut core) = core_with_task(true, true);
+        // A turn "now" (or later): never `REACTOR_TURN_GAP` ago, however slow this test runs.
+        core.reactor_turn.last = Some(std::time::Instant::now() + std::time::Duration::from_secs(3600));
+        let wakes = Arc::new(CountWakes::default());
+        assert_eq!(poll_next(&shared, &mut core, &wakes), Poll::Ready(true));
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn a_woken_task_and_a_worker_outside_the_reactor_run_without_a_turn() {
+        for (in_reactor, yielded) in [(true, false), (false, true)] {
+            let (shared, mut core) = core_with_task(in_reactor, yielded);
+            let wakes = Arc::new(CountWakes::default());
+            assert_eq!(poll_next(&shared, &mut core, &wakes), Poll::Ready(true));
+            assert_eq!(wakes.0.load(Ordering::SeqCst), 0);
+        }
+    }
+}

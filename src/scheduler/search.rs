@@ -1,0 +1,117 @@
+//! Searching: how a worker with no local work takes tasks from the others.
+//!
+//! Invariants:
+//! - A worker searches only as a counted searcher (`Sleepers::try_start_searching`), and stops
+//!   being one as soon as it finds a task; the last searcher to stop calls `notify_one`, so
+//!   that work it left behind gets a searcher (see `sleep/README.md`).
+//! - A scan starts with a SeqCst fence, which the no-lost-wakeup proof relies on.
+//! - A searcher steals from other workers' deques (a batch: half of the deque, at most 32
+//!   tasks, crossbeam-deque's cap), the injector, and, as a last resort, the older half of
+//!   another worker's deferred list. It never touches another core's LIFO slot: that is the
+//!   watcher's (`watch.rs`).
+
+use async_task::Runnable;
+
+use super::shared::Shared;
+use super::worker::Core;
+use crate::sync::{fence, lock, retry, Ordering};
+
+impl Core {
+    /// A task from this core's queues, the injector, or (as a searcher) other workers.
+    pub(super) fn find_task(&mut self, shared: &Shared) -> Option<Runnable> {
+        let found = match self.next_local(shared) {
+            Some(runnable) => Some(runnable),
+            // Back after the reactor's turn, to run the deferred tasks.
+            None if self.reactor_turn.is_wanted() => None,
+            None if self.searching || self.start_searching(shared) => self.steal(shared),
+            None => None,
+        };
+        if found.is_some() {
+            self.stop_searching(shared);
+        }
+        found
+    }
+
+    fn start_searching(&mut self, shared: &Shared) -> bool {
+        self.searching = shared.sleepers.try_start_searching();
+        self.searching
+    }
+
+    fn stop_searching(&mut self, shared: &Shared) {
+        if std::mem::replace(&mut self.searching, false) && shared.sleepers.stop_searching() {
+            // The last searcher leaves: make sure any other queued work gets one.
+            shared.sleepers.notify_one();
+        }
+    }
+
+    /// One sweep over the other workers' deques (from a random one) and the injector, then, as
+    /// a last resort, their deferred lists. Their LIFO slots are not touched (see `watch.rs`).
+    fn steal(&mut self, shared: &Shared) -> Option<Runnable> {
+        // A scan starts after a SeqCst fence (see `sleep/README.md`'s proof).
+        fence(Ordering::SeqCst);
+        let workers = shared.workers();
+        let (start, me) = (self.rng.below(workers), self.index);
+        let victims = (0..workers).map(|offset| (start + offset) % workers).filter(|&victim| victim != me);
+        for victim in victims.clone() {
+            if let Some(runnable) = retry(|| shared.stealers[victim].steal_batch_and_pop(&self.local)) {
+                return Some(runnable);
+            }
+        }
+        if let Some(runnable) = retry(|| shared.injector.steal_batch_and_pop(&self.local)) {
+            return Some(runnable);
+        }
+        for victim in victims {
+            let mut deferred = lock(&shared.remotes[victim].deferred);
+            if deferred.is_empty() {
+                continue;
+            }
+            // The older half (rounded up), as a batch steal takes half a deque: the owner keeps
+            // the rest, so two workers sharing yielders do not hand all of them back and forth.
+            let half = deferred.len().div_ceil(2);
+            for runnable in deferred.drain(..half) {
+                self.local.push(runnable);
+            }
+            drop(deferred);
+            return self.local.pop();
+        }
+        None
+    }
+}
+
+/// A small xorshift generator for picking steal victims.
+#[derive(Debug)]
+pub(super) struct FastRand {
+    state: u64,
+}
+
+impl FastRand {
+    pub(super) fn new(seed: u64) -> FastRand {
+        // Any non-zero state works; mix the seed so neighbouring workers diverge at once.
+        FastRand { state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1 }
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    fn below(&mut self, n: usize) -> usize {
+        let mut x = self.state;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.state = x;
+        ((u128::from(x >> 32) * n as u128) >> 32) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FastRand;
+
+    #[test]
+    fn victims_cover_every_index() {
+        let mut rng = FastRand::new(3);
+        let mut seen = [false; 7];
+        for _ in 0..1000 {
+            seen[rng.below(7)] = true;
+        }
+        assert!(seen.iter().all(|&s| s));
+    }
+}

@@ -1,0 +1,259 @@
+//! A pool's shared state, and where a scheduled task goes.
+//!
+//! Invariants:
+//! - A pool has a fixed number of *cores* (worker slots), each with a FIFO deque whose
+//!   [`Stealer`] is in `stealers`, and a [`Remote`] (LIFO slot, deferred list), plus one
+//!   [`Injector`] for tasks scheduled from outside. The deques, the injector and the deferred
+//!   lists are *shared* queues: any searcher steals from them. The LIFO slot is *private* (see
+//!   `watch.rs`). A core is owned by exactly one thread at a time (see `context.rs`); threads may
+//!   outnumber cores while some are blocked in `block_on`, never the other way round.
+//! - [`Shared::schedule`] puts a task in the scheduling worker's own core when that thread runs
+//!   a worker of this pool, else in the injector; a push onto a shared queue ends with
+//!   `Sleepers::notify_one`, a push into a LIFO slot with `Sleepers::notify_private` (see
+//!   `sleep/README.md` for why no wakeup is lost).
+//! - No task is ever dropped inside `schedule`, that is inside someone's `wake()`: dropping a
+//!   task drops its future, whose destructor may wake other tasks or take locks that the waker's
+//!   caller holds (event-listener wakes under its list lock), so a drop there can deadlock the
+//!   thread on itself. A task scheduled after shutdown began stays in the injector, for
+//!   shutdown's drains or a reaper thread to drop (see `shutdown.rs`).
+
+use std::fmt;
+use std::io;
+
+use async_task::Runnable;
+
+use super::registry::Registry;
+use super::remote::Remote;
+use super::sleep::Sleepers;
+use super::worker::{Core, Pushed};
+use super::{context, run};
+use crate::config::{BuildError, Config};
+use crate::sync::{
+    fence, lock, planted_bug, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex, Ordering,
+    Stealer, Worker,
+};
+
+/// Which pool a [`Shared`] is: the global one, never dropped, or a private one, whose live tasks
+/// are registered so that dropping it drops them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PoolKind {
+    /// The global pool: no registry.
+    Global,
+    /// A private pool: a registry of its live tasks.
+    Private,
+}
+
+/// What a parking worker's re-scan found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Queued {
+    /// A task in the injector, a deque or a deferred list: a searcher can take it.
+    Stealable,
+    /// No stealable task, but one in another core's LIFO slot: only the watcher may take it.
+    LifoOnly,
+    /// Nothing.
+    Nothing,
+}
+
+/// The state every worker, schedule function and handle of one pool shares.
+pub(crate) struct Shared {
+    pub(super) injector: CachePadded<Injector<Runnable>>,
+    pub(super) stealers: Box<[Stealer<Runnable>]>,
+    /// Each core's LIFO slot and deferred list, by core index. Apart from `stealers`: thieves
+    /// read the stealers all the time, and the owner writes here at every task it takes from
+    /// its LIFO slot.
+    pub(super) remotes: Box<[CachePadded<Remote>]>,
+    pub(super) sleepers: Sleepers,
+    /// The live tasks of a private pool; `None` for the global pool, which is never dropped.
+    /// Its own `Arc`, so that each task's reference to it does not share a cache line with the
+    /// references its schedule function holds to `Shared`.
+    registry: Option<Arc<Registry>>,
+    pub(super) shutdown: AtomicBool,
+    /// Set by shutdown before its last drain of the injector: from then on, whoever pushes a
+    /// task into the injector also drops it (through a reaper thread, never inside a wake).
+    pub(super) reaped: AtomicBool,
+    /// Cores whose worker loop has not exited yet.
+    pub(super) cores_running: AtomicUsize,
+    pub(super) cores_exited: Event,
+    pub(super) threads: Mutex<Vec<thread::JoinHandle<()>>>,
+    pub(super) config: Config,
+}
+
+impl Shared {
+    /// Starts the workers of a pool with a checked configuration.
+    pub(crate) fn start(config: Config, kind: PoolKind) -> Result<Arc<Shared>, BuildError> {
+        let workers = config.workers;
+        let (shared, cores) = Shared::new(config, kind);
+        for (index, core) in cores.into_iter().enumerate() {
+            if let Err((_, err)) = Shared::start_worker(&shared, Box::new(core)) {
+                // This core and the ones after it never ran.
+                shared.cores_running.fetch_sub(workers - index, Ordering::SeqCst);
+                shared.shutdown();
+                return Err(BuildError::spawn(err));
+            }
+        }
+        Ok(shared)
+    }
+
+    /// The state of a pool of `config.workers` cores, and the cores, whose loops are yet to start
+    /// (counted as running from here on).
+    pub(super) fn new(config: Config, kind: PoolKind) -> (Arc<Shared>, Vec<Core>) {
+        let (workers, in_reactor) = (config.workers, config.drive_reactor);
+        let locals: Vec<Worker<Runnable>> = (0..workers).map(|_| Worker::new_fifo()).collect();
+        let shared = Arc::new(Shared {
+            injector: CachePadded::new(Injector::new()),
+            stealers: locals.iter().map(Worker::stealer).collect(),
+            remotes: (0..workers).map(|_| CachePadded::new(Remote::new())).collect(),
+            sleepers: Sleepers::new(workers),
+            registry: match kind {
+                PoolKind::Global => None,
+                PoolKind::Private => Some(Arc::new(Registry::new(workers))),
+            },
+            shutdown: AtomicBool::new(false),
+            reaped: AtomicBool::new(false),
+            cores_running: AtomicUsize::new(workers),
+            cores_exited: Event::new(),
+            threads: Mutex::new(Vec::with_capacity(workers)),
+            config,
+        });
+        let cores = locals.into_iter().enumerate().map(|(index, local)| Core::new(index, local, in_reactor)).collect();
+        (shared, cores)
+    }
+
+    /// The number of cores.
+    pub(crate) fn workers(&self) -> usize {
+        self.stealers.len()
+    }
+
+    /// The prefix of the worker threads' names.
+    pub(crate) fn thread_name(&self) -> &str {
+        &self.config.thread_name
+    }
+
+    /// A private pool's registry of live tasks; `None` for the global pool.
+    pub(crate) fn registry(&self) -> Option<&Arc<Registry>> {
+        self.registry.as_ref()
+    }
+
+    /// Whether the worker loops run inside `async_io::block_on`, driving the reactor.
+    pub(super) fn drives_reactor(&self) -> bool {
+        self.config.drive_reactor
+    }
+
+    /// True once shutdown has begun.
+    pub(super) fn is_shutdown(&self) -> bool {
+        // Acquire pairs with the SeqCst swap in `shutdown`; a late `false` only delays a
+        // worker's exit until `notify_all` wakes it, and pushes re-check after a fence.
+        self.shutdown.load(Ordering::Acquire)
+    }
+
+    /// Where a task is queued, for the re-scan of worker `me` before it parks: a shared queue
+    /// first, else another core's LIFO slot. Takes nothing.
+    pub(super) fn queued(&self, me: usize) -> Queued {
+        if !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty()) {
+            return Queued::Stealable;
+        }
+        if self.remotes.iter().any(|remote| !lock(&remote.deferred).is_empty()) {
+            return Queued::Stealable;
+        }
+        let mut others = self.remotes.iter().enumerate().filter(|&(index, _)| index != me);
+        if others.any(|(_, remote)| remote.has_lifo_task()) {
+            return Queued::LifoOnly;
+        }
+        Queued::Nothing
+    }
+
+    /// Where a woken or newly spawned task goes. `woken_while_running`: async-task's flag, set
+    /// for any wake during the task's own poll (a yield, or a wake from any thread meanwhile),
+    /// so it goes to the deferred list rather than the LIFO slot.
+    pub(crate) fn schedule(&self, runnable: Runnable, woken_while_running: bool) {
+        match context::schedule_local(self, runnable, woken_while_running) {
+            Ok(Pushed::Stealable) => {
+                if !planted_bug!("no_local_notify") {
+                    self.sleepers.notify_one();
+                }
+            }
+            // Into this worker's LIFO slot: this worker will take it, unless it is stuck inside a
+            // poll, in which case the watcher will (see `watch.rs`).
+            Ok(Pushed::Lifo) => {
+                if !planted_bug!("no_local_notify") {
+                    self.sleepers.notify_private();
+                }
+            }
+            // Pushed from inside the reactor onto this thread's own parked core: it wakes itself
+            // and runs the task, rather than wake another worker. If it was already picked, its
+            // token is on the way and the task is in its queues all the same.
+            Ok(Pushed::OwnParkedCore(index)) => {
+                self.sleepers.wake_self(index);
+            }
+            Err(runnable) => self.push_remote(runnable),
+        }
+    }
+
+    /// Pushes a task woken outside this pool's workers into the injector. After shutdown the
+    /// task stays there to be dropped by shutdown's drains, never here (see the module docs).
+    fn push_remote(&self, runnable: Runnable) {
+        self.injector.push(runnable);
+        // Pairs with the fence in `shutdown`: either this load sees the flag, or shutdown's
+        // drain sees the push. (`notify_one` has its own fence for the sleepers.)
+        fence(Ordering::SeqCst);
+        if !planted_bug!("no_shutdown_recheck") && self.shutdown.load(Ordering::SeqCst) {
+            // Pairs with the store + fence in `reap`: either this load sees `reaped`, or
+            // shutdown's last drain sees the push.
+            if !planted_bug!("no_late_reap") && self.reaped.load(Ordering::SeqCst) {
+                self.reap_late();
+            }
+            return;
+        }
+        self.sleepers.notify_one();
+    }
+
+    /// Starts a thread running the worker loop of `core`. On failure gives `core` back.
+    pub(super) fn start_worker(this: &Arc<Self>, core: Box<Core>) -> Result<(), (Box<Core>, io::Error)> {
+        let mut builder = thread::Builder::new().name(format!("{}-{}", this.config.thread_name, core.index));
+        if let Some(bytes) = this.config.stack_size {
+            builder = builder.stack_size(bytes);
+        }
+        // The core travels through a slot so that a failed spawn can give it back.
+        let slot = Arc::new(Mutex::new(Some(core)));
+        let (for_thread, shared) = (slot.clone(), this.clone());
+        let spawned = builder.spawn(move || {
+            let core = lock(&for_thread).take();
+            if let Some(core) = core {
+                run::run(shared, core);
+            }
+        });
+        match spawned {
+            Ok(handle) => {
+                this.keep_thread(handle);
+                Ok(())
+            }
+            Err(err) => {
+                let core = lock(&slot).take().expect("a thread that failed to start cannot have taken its core");
+                Err((core, err))
+            }
+        }
+    }
+
+    /// Keeps a new worker thread's handle for shutdown to join, joining the threads that gave
+    /// their core away and returned, so that a long-lived pool (the global one is never dropped)
+    /// does not pile up exited-but-unjoined threads, each holding its stack until joined.
+    fn keep_thread(&self, handle: thread::JoinHandle<()>) {
+        let finished = {
+            let mut threads = lock(&self.threads);
+            let (finished, running) = std::mem::take(&mut *threads).into_iter().partition(crate::sync::is_finished);
+            *threads = running;
+            threads.push(handle);
+            finished
+        };
+        for thread in finished {
+            // It has returned: joining does not block. A panic there is a crew bug.
+            let _ = thread.join();
+        }
+    }
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shared").field("workers", &self.stealers.len()).finish_non_exhaustive()
+    }
+}

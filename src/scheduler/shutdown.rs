@@ -1,0 +1,159 @@
+//! How a pool stops: every core's loop exits, every task still queued or waiting for a wake is
+//! dropped exactly once, outside every lock, and every thread is joined.
+//!
+//! Invariants:
+//! - Shutdown (dropping a `Pool`) happens once: set `shutdown`, wake every sleeper, wait until
+//!   every core's worker loop has exited and dropped its queued tasks, wake every registered
+//!   (pending) task so that it is scheduled into the injector, drop the injector's tasks and
+//!   mark the pool `reaped`, then join every thread.
+//! - A push that races the last drain is dropped by either side (a SeqCst fence on each side,
+//!   see `Shared::push_remote`); after it, by a short-lived reaper thread that the pusher
+//!   starts (a wake that was on its way, or a task whose poll on a thread blocked in `block_on`
+//!   ends). So every task ends exactly once: run to completion, cancelled, or dropped here.
+//! - No task is dropped inside a wake or under one of crew's locks: a future's drop may wake
+//!   other tasks or take locks that a waker's caller holds.
+
+use async_task::Runnable;
+
+use super::context;
+use super::shared::Shared;
+use super::worker::Core;
+use crate::sync::{fence, lock, retry, thread, Listener, Ordering};
+
+impl Shared {
+    /// Stops the pool: see the module docs for the order of steps.
+    pub(crate) fn shutdown(&self) {
+        if self.shutdown.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        // Shutdown blocks this thread. If it runs a worker (of this pool or another), its core
+        // goes to a fresh thread first: nothing waits behind us, and a pool dropped from one of
+        // its own workers does not wait for itself (the fresh thread sees the flag and exits).
+        context::hand_off_core();
+        self.sleepers.notify_all();
+        self.wait_for_cores();
+        // Pairs with the fence in `push_remote`: from here on every push is seen by a drain.
+        fence(Ordering::SeqCst);
+        if let Some(registry) = self.registry() {
+            // Each pending task is scheduled into the injector (not dropped inside `wake`).
+            for waker in registry.close() {
+                waker.wake();
+            }
+        }
+        // Before joining: a thread blocked in `block_on` inside a task may be waiting for one
+        // of these tasks to end, or for one whose wake is still on its way (dropped by its
+        // pusher once the pool is reaped).
+        self.reap();
+        let me = thread::current().id();
+        loop {
+            let handles = std::mem::take(&mut *lock(&self.threads));
+            if handles.is_empty() {
+                break;
+            }
+            for handle in handles {
+                if handle.thread().id() != me {
+                    // A worker thread only panics on a bug in crew; shutdown goes on regardless.
+                    let _ = handle.join();
+                }
+            }
+        }
+    }
+
+    /// Called by a worker loop that exits for shutdown: drops its queued tasks, then counts
+    /// the core out.
+    pub(super) fn retire_core(&self, core: Box<Core>) {
+        let remote = &self.remotes[core.index];
+        // Each taken out under its lock and dropped after it: a future's drop may schedule
+        // other tasks, and user code never runs under crew's locks.
+        let lifo = remote.lifo.take();
+        drop(lifo);
+        let deferred = std::mem::take(&mut *lock(&remote.deferred));
+        drop(deferred);
+        drop(core);
+        // SeqCst pairs with the loads in `wait_for_cores`.
+        if self.cores_running.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.cores_exited.notify(usize::MAX);
+        }
+    }
+
+    fn wait_for_cores(&self) {
+        loop {
+            if self.cores_running.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            let listener = self.cores_exited.listen();
+            // Pairs with `notify`'s fence: the listener is registered before the re-check.
+            fence(Ordering::SeqCst);
+            if self.cores_running.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            listener.wait();
+        }
+    }
+
+    /// Takes every task out of the injector. The caller drops them, outside every lock.
+    fn take_injector(&self) -> Vec<Runnable> {
+        std::iter::from_fn(|| retry(|| self.injector.steal())).collect()
+    }
+
+    /// Drops the injector's tasks until it stays empty: a dropped future may wake other tasks
+    /// of this pool, which land in the injector in turn.
+    fn drain_injector(&self) {
+        loop {
+            let taken = self.take_injector();
+            if taken.is_empty() {
+                return;
+            }
+            drop(taken);
+        }
+    }
+
+    /// Shutdown's last drain: drops what the injector holds, marks the pool reaped, and drops
+    /// what was pushed meanwhile. A push after this is dropped by its pusher (`reap_late`).
+    fn reap(&self) {
+        self.drain_injector();
+        self.reaped.store(true, Ordering::SeqCst);
+        // Pairs with the fence in `push_remote`.
+        fence(Ordering::SeqCst);
+        self.drain_injector();
+    }
+
+    /// A task was pushed after shutdown's last drain (a wake from another thread racing it, or
+    /// a task whose poll on a thread blocked in `block_on` just ended): hands it to a fresh
+    /// thread to drop, since this thread may be inside a `wake()` whose caller holds a lock the
+    /// future's destructor needs. Rare: only tasks that were scheduled or running when the
+    /// drain ran can come here, and each does once.
+    #[cold]
+    pub(super) fn reap_late(&self) {
+        let late = self.take_injector();
+        if late.is_empty() {
+            return;
+        }
+        // If no thread can be had, the closure, and the tasks with it, are dropped here: that
+        // may deadlock only if a caller up the stack holds a lock the destructors take, where
+        // leaking them would lose their drops for sure.
+        let _ = thread::Builder::new().name("crew-reaper".into()).spawn(move || drop(late));
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::sync::lock;
+
+    #[test]
+    fn threads_that_gave_their_core_away_are_reaped() {
+        let pool = crate::Builder::new().workers(1).build().unwrap();
+        let handles = || lock(&pool.shared().threads).len();
+        // Each block_on on the worker starts a replacement thread; the old one returns after
+        // its task's poll. Without reaping, the list only grows.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        for round in 0.. {
+            crate::block_on(pool.spawn(async { crate::block_on(async {}) }));
+            if round >= 20 && handles() <= 2 {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{} thread handles kept after {round} hand-offs", handles());
+            std::thread::yield_now();
+        }
+    }
+}

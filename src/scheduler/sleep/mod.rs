@@ -1,0 +1,347 @@
+//! How idle workers fall asleep and are woken, without ever losing a wakeup: [`Sleepers`].
+//!
+//! The protocol and its proof are prose in `README.md` beside this file (states, protocol, why
+//! no wakeup is lost, the watcher, the reactor, shutdown); read it before changing this module.
+//!
+//! Invariants:
+//! - Under the `idle` lock, `unparked == workers - sleeping.len()`: a worker moves in or out of
+//!   `sleeping` and the counters in the same critical section.
+//! - A push a worker must not miss ends with [`Sleepers::notify_one`] (or `notify_private` for
+//!   a LIFO slot); a worker that parks leaving no searcher re-scans after a SeqCst fence
+//!   ([`Sleepers::list_parked`] says when). Either the push's fence or the parking worker's
+//!   read-modify-write comes first, and whichever comes second sees the other.
+//! - A woken worker is counted as searching before it runs (by `notify_one` and `wake_self`),
+//!   so a burst of pushes wakes one worker, not all.
+//! - At most one worker holds the watcher role; the `WATCHING` flag is set exactly while a
+//!   listed, parked worker holds it, and every wake of that worker drops it.
+//! - Tokens are never lost (`parker`).
+
+mod parker;
+mod state;
+
+use parker::Parker;
+pub(super) use state::State;
+
+use crate::sync::{fence, lock, planted_bug, AtomicUsize, CachePadded, Deadline, EventListener, Mutex, Ordering};
+
+/// The idle-worker bookkeeping of one pool.
+#[derive(Debug)]
+pub(super) struct Sleepers {
+    state: CachePadded<AtomicUsize>,
+    idle: Mutex<Idle>,
+    parkers: Box<[Parker]>,
+}
+
+/// What the `idle` mutex guards.
+#[derive(Debug)]
+struct Idle {
+    /// The parked workers, most recently parked last.
+    sleeping: Vec<usize>,
+    /// The parked worker holding the watcher role; `Some` exactly when [`State::WATCHING`] is
+    /// set, and then it is listed in `sleeping`.
+    watcher: Option<usize>,
+}
+
+impl Sleepers {
+    /// All `workers` start running, none searching.
+    pub(super) fn new(workers: usize) -> Sleepers {
+        Sleepers {
+            state: CachePadded::new(AtomicUsize::new(State::new(workers, 0).0)),
+            idle: Mutex::new(Idle { sleeping: Vec::with_capacity(workers), watcher: None }),
+            parkers: (0..workers).map(|_| Parker::default()).collect(),
+        }
+    }
+
+    fn workers(&self) -> usize {
+        self.parkers.len()
+    }
+
+    pub(super) fn state(&self) -> State {
+        State(self.state.load(Ordering::SeqCst))
+    }
+
+    /// Wakes one parked worker, as a searcher, unless a worker already searches or none is
+    /// parked. Call after making work visible in a shared queue (the injector, a deque or a
+    /// deferred list).
+    /// Returns whether a worker was woken.
+    pub(super) fn notify_one(&self) -> bool {
+        self.notify(false)
+    }
+
+    /// As [`notify_one`](Sleepers::notify_one), after pushing a task onto the calling worker's
+    /// *private* LIFO slot, which only the watcher steals from:
+    /// wakes nobody if a watcher already exists, since it will look within
+    /// [`WATCH_INTERVAL`](crate::watch::WATCH_INTERVAL).
+    pub(super) fn notify_private(&self) -> bool {
+        if planted_bug!("no_private_notify") {
+            return false;
+        }
+        self.notify(true)
+    }
+
+    fn notify(&self, private: bool) -> bool {
+        // Pairs with the fence after `list_parked`'s read-modify-write (see `README.md`).
+        fence(Ordering::SeqCst);
+        if !self.should_wake(self.state(), private) {
+            return false;
+        }
+        let mut idle = lock(&self.idle);
+        if !self.should_wake(self.state(), private) {
+            return false;
+        }
+        let index = idle.sleeping.pop().expect("unparked < workers under the lock means a sleeper is listed");
+        self.count_woken(&mut idle, index);
+        drop(idle);
+        self.parkers[index].unpark();
+        true
+    }
+
+    fn should_wake(&self, state: State, private: bool) -> bool {
+        state.searching() == 0 && state.unparked() < self.workers() && !(private && state.watching())
+    }
+
+    /// Counts worker `index`, just taken off `sleeping`, as unparked and searching, dropping the
+    /// watcher role if it held it, in one read-modify-write. Under the `idle` lock.
+    fn count_woken(&self, idle: &mut Idle, index: usize) {
+        let mut delta = State::ONE_UNPARKED | State::ONE_SEARCHING;
+        if idle.watcher == Some(index) && !planted_bug!("watcher_kept") {
+            idle.watcher = None;
+            // WATCHING is set: subtracting it borrows nothing.
+            delta = delta.wrapping_sub(State::WATCHING);
+        }
+        self.state.fetch_add(delta, Ordering::SeqCst);
+    }
+
+    /// Wakes every parked worker (for shutdown). The woken workers are not searching.
+    pub(super) fn notify_all(&self) {
+        let mut idle = lock(&self.idle);
+        let woken: Vec<usize> = idle.sleeping.drain(..).collect();
+        let mut delta = State::ONE_UNPARKED * woken.len();
+        if idle.watcher.take().is_some() {
+            delta = delta.wrapping_sub(State::WATCHING);
+        }
+        self.state.fetch_add(delta, Ordering::SeqCst);
+        drop(idle);
+        for index in woken {
+            self.parkers[index].unpark();
+        }
+    }
+
+    /// Turns a running worker into a searcher, unless half the workers already search.
+    pub(super) fn try_start_searching(&self) -> bool {
+        let state = self.state();
+        if 2 * state.searching() >= self.workers() {
+            return false;
+        }
+        self.state.fetch_add(State::ONE_SEARCHING, Ordering::SeqCst);
+        true
+    }
+
+    /// A searcher found work. Returns true if it was the last searcher, in which case the
+    /// caller must `notify_one` so that any other pending work gets a searcher.
+    pub(super) fn stop_searching(&self) -> bool {
+        let prev = State(self.state.fetch_sub(State::ONE_SEARCHING, Ordering::SeqCst));
+        prev.searching() == 1
+    }
+
+    /// Lists worker `index` as parked. Returns true if no searcher is left (it was the last
+    /// searcher, or none searched), in which case the caller must re-scan every queue (after a
+    /// SeqCst fence) before waiting.
+    pub(super) fn list_parked(&self, index: usize, was_searching: bool) -> bool {
+        let mut idle = lock(&self.idle);
+        let counted_searching = was_searching && !planted_bug!("searching_drift");
+        let delta = State::ONE_UNPARKED + if counted_searching { State::ONE_SEARCHING } else { 0 };
+        let prev = State(self.state.fetch_sub(delta, Ordering::SeqCst));
+        idle.sleeping.push(index);
+        // No searcher left: a push that saw this worker unparked (running, or refused the
+        // searcher role) skipped waking anyone, so this worker must re-scan.
+        let rescan = prev.searching() == usize::from(was_searching);
+        !planted_bug!("skip_rescan") && rescan
+    }
+
+    /// Worker `index`, parked, found in its re-scan a task in another worker's LIFO slot:
+    /// makes it the watcher unless there is one already or it was woken meanwhile. Returns
+    /// whether it took the role; if so it must park with a deadline ([`Sleepers::park_until`]).
+    pub(super) fn try_become_watcher(&self, index: usize) -> bool {
+        let mut idle = lock(&self.idle);
+        if idle.watcher.is_some() || !idle.sleeping.contains(&index) {
+            return false;
+        }
+        idle.watcher = Some(index);
+        // SeqCst pairs with the fence in `notify_private`: a private push either sees the
+        // role, or happened before this worker's re-scan, which saw it.
+        self.state.fetch_add(State::WATCHING, Ordering::SeqCst);
+        true
+    }
+
+    /// Blocks worker `index` until `notify_one` or `notify_all` picks it. On return it has
+    /// been taken off `sleeping` and counted as unparked (and as searching, if by `notify_one`).
+    pub(super) fn park(&self, index: usize) {
+        self.parkers[index].park();
+    }
+
+    /// As [`park`](Sleepers::park), for the watcher, giving up at `deadline`: then it takes
+    /// itself off `sleeping` as [`wake_self`](Sleepers::wake_self) does (dropping the role)
+    /// and waits for its token, which is then already there or on its way.
+    pub(super) fn park_until(&self, index: usize, deadline: &Deadline) {
+        if !self.parkers[index].park_until(deadline) {
+            self.wake_self(index);
+            self.parkers[index].park();
+        }
+    }
+
+    /// The first half of worker `index`'s park, for a loop that polls instead of blocking
+    /// (`reactor::poll_park`): `None` if its token was there (consumed: it was picked, as when
+    /// [`park`](Sleepers::park) returns), else a listener registered to be notified when the
+    /// token comes.
+    #[cfg_attr(loom, allow(dead_code))] // loom builds have no reactor loop
+    pub(super) fn take_or_listen(&self, index: usize) -> Option<EventListener> {
+        self.parkers[index].take_or_listen()
+    }
+
+    /// Worker `index`, parked, wakes itself: it has just pushed work onto its own queues from
+    /// its own thread (a task woken while that thread ran the reactor), or it is the watcher and
+    /// its deadline passed. Takes it off `sleeping`, counted as unparked and searching exactly
+    /// as `notify_one` would (dropping the watcher role), and hands it its token. Returns false
+    /// if it was no longer listed (another thread's `notify_one` or `notify_all` already picked
+    /// it, and its token is on the way).
+    pub(super) fn wake_self(&self, index: usize) -> bool {
+        let mut idle = lock(&self.idle);
+        let Some(position) = idle.sleeping.iter().position(|&sleeper| sleeper == index) else {
+            return false;
+        };
+        idle.sleeping.swap_remove(position);
+        self.count_woken(&mut idle, index);
+        drop(idle);
+        if !planted_bug!("wake_self_no_token") {
+            self.parkers[index].unpark();
+        }
+        true
+    }
+
+    /// True if worker `index` is listed as parked.
+    #[cfg(any(test, loom))]
+    pub(super) fn is_parked(&self, index: usize) -> bool {
+        lock(&self.idle).sleeping.contains(&index)
+    }
+
+    /// The watcher's index, checked against [`State::WATCHING`] under the lock.
+    #[cfg(any(test, loom))]
+    pub(super) fn watcher(&self) -> Option<usize> {
+        let idle = lock(&self.idle);
+        assert_eq!(self.state().watching(), idle.watcher.is_some(), "WATCHING matches the watcher");
+        if let Some(watcher) = idle.watcher {
+            assert!(idle.sleeping.contains(&watcher), "the watcher {watcher} is listed as parked");
+        }
+        idle.watcher
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_private_push_wakes_nobody_while_a_watcher_exists() {
+        let sleepers = Sleepers::new(3);
+        assert!(sleepers.list_parked(0, false));
+        assert!(sleepers.list_parked(1, false));
+        assert!(sleepers.try_become_watcher(1), "no watcher yet, and worker 1 is parked");
+        assert!(!sleepers.try_become_watcher(0), "one watcher at a time");
+        assert_eq!(sleepers.watcher(), Some(1));
+        assert!(!sleepers.notify_private(), "the watcher will look");
+        assert_eq!(sleepers.state(), State(State::new(1, 0).0 | State::WATCHING));
+        // A shared push still wakes a searcher; here it picks the watcher (parked last), which
+        // drops the role in the same step.
+        assert!(sleepers.notify_one());
+        assert_eq!(sleepers.watcher(), None);
+        assert_eq!(sleepers.state(), State::new(2, 1));
+        sleepers.park(1);
+    }
+
+    #[test]
+    fn a_private_push_wakes_a_searcher_when_there_is_no_watcher() {
+        let sleepers = Sleepers::new(2);
+        assert!(sleepers.list_parked(0, false));
+        assert!(sleepers.notify_private());
+        assert_eq!(sleepers.state(), State::new(2, 1));
+        sleepers.park(0);
+        assert!(!sleepers.notify_private(), "nobody is parked");
+    }
+
+    #[test]
+    fn only_a_listed_worker_takes_the_watcher_role() {
+        let sleepers = Sleepers::new(2);
+        assert!(!sleepers.try_become_watcher(0), "worker 0 is running");
+        assert!(sleepers.list_parked(0, false));
+        assert!(sleepers.notify_one(), "worker 0 is picked before it could take the role");
+        assert!(!sleepers.try_become_watcher(0));
+        assert_eq!(sleepers.watcher(), None);
+        sleepers.park(0);
+    }
+
+    #[test]
+    fn the_watcher_wakes_itself_at_its_deadline_and_drops_the_role() {
+        let sleepers = Sleepers::new(2);
+        assert!(sleepers.list_parked(0, false));
+        assert!(sleepers.try_become_watcher(0));
+        let deadline = Deadline::after(std::time::Duration::from_millis(1));
+        sleepers.park_until(0, &deadline);
+        assert!(!sleepers.is_parked(0));
+        assert_eq!(sleepers.watcher(), None);
+        assert_eq!(sleepers.state(), State::new(2, 1), "counted as a searcher, as if notified");
+        // Taken off the list by a notify first: the deadline changes nothing, the token came.
+        assert!(sleepers.list_parked(0, true));
+        assert!(sleepers.try_become_watcher(0));
+        assert!(sleepers.notify_private() || sleepers.notify_one());
+        sleepers.park_until(0, &deadline);
+        assert_eq!(sleepers.watcher(), None);
+        assert_eq!(sleepers.state(), State::new(2, 1));
+    }
+
+    #[test]
+    fn shutdown_drops_the_watcher_role() {
+        let sleepers = Sleepers::new(2);
+        assert!(sleepers.list_parked(0, false));
+        assert!(sleepers.try_become_watcher(0));
+        sleepers.notify_all();
+        assert_eq!(sleepers.watcher(), None);
+        assert_eq!(sleepers.state(), State::new(2, 0));
+        sleepers.park(0);
+    }
+
+    #[test]
+    fn searchers_are_capped_at_half_the_workers() {
+        let sleepers = Sleepers::new(4);
+        assert!(sleepers.try_start_searching());
+        assert!(sleepers.try_start_searching());
+        assert!(!sleepers.try_start_searching());
+        assert!(!sleepers.stop_searching());
+        assert!(sleepers.stop_searching(), "the second to stop is the last searcher");
+    }
+
+    #[test]
+    fn notify_wakes_one_sleeper_as_a_searcher_and_no_more() {
+        let sleepers = Sleepers::new(3);
+        assert!(!sleepers.notify_one(), "nobody is parked");
+        assert!(sleepers.list_parked(0, false), "nobody searches: re-scan");
+        assert!(sleepers.list_parked(1, false));
+        assert_eq!(sleepers.state(), State::new(1, 0));
+        assert!(sleepers.notify_one());
+        assert_eq!(sleepers.state(), State::new(2, 1));
+        assert!(!sleepers.notify_one(), "a searcher exists: no second wake");
+        assert!(sleepers.is_parked(0) != sleepers.is_parked(1), "exactly one was taken off the list");
+        sleepers.park(1); // its token is already there: returns at once
+    }
+
+    #[test]
+    fn last_searcher_to_park_is_told_to_rescan() {
+        let sleepers = Sleepers::new(2);
+        assert!(sleepers.try_start_searching());
+        assert!(sleepers.list_parked(0, true));
+        assert_eq!(sleepers.state(), State::new(1, 0));
+        sleepers.notify_all();
+        assert_eq!(sleepers.state(), State::new(2, 0));
+        sleepers.park(0);
+    }
+}

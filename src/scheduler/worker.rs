@@ -1,0 +1,247 @@
+//! A worker's own state ([`Core`]) and the order in which it picks its next task.
+//!
+//! Invariants:
+//! - A `Core` is owned by exactly one thread at a time, the one running its loop (it lives in
+//!   that thread's context, see `context.rs`). Tasks scheduled on that thread for the same pool
+//!   go into it; everything else goes to the pool's injector.
+//! - Order of picking: the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row, without a tick
+//!   (a task run from it continues its waker's tick, as in tokio); then, one tick: every
+//!   [`GLOBAL_QUEUE_INTERVAL`] ticks the deferred list moves to the back of the deque and this
+//!   worker takes its share of the injector first (fairness to yielders and outside spawns); the
+//!   LIFO slot's task, if it had its turns, goes to the back of the deque; then the deque; then a
+//!   batch from the injector; then the deferred list (after a reactor turn, see
+//!   `reactor_turn.rs`); then, as a searcher, a batch stolen from a random victim or the
+//!   injector, or the older half of a victim's deferred list as a last resort (`search.rs`);
+//!   then park (`park.rs`), as the watcher if another core's LIFO slot holds a task
+//!   (`watch.rs`).
+//! - A task woken while it runs (a yield, or any wake during its poll) goes to the core's
+//!   deferred list, never the LIFO slot: it runs once the worker has nothing else, or at the
+//!   next fairness tick. So a task that wakes itself forever cannot starve the others, and a
+//!   yielder does not delay work that is ready (tokio defers `yield_now` the same way).
+//! - A worker never parks with a task in its LIFO slot, deque or deferred list.
+//! - Every task that enters a deque or a deferred list is announced with `notify_one`, unless its
+//!   worker pops it at once; every push into the LIFO slot with `notify_private`.
+
+use async_task::Runnable;
+
+use super::reactor_turn::ReactorTurn;
+use super::shared::Shared;
+use super::watch::Watch;
+use crate::sync::{lock, planted_bug, retry, shrunk_under_loom, Worker};
+
+/// Every this many ticks, a worker takes a task from the injector before its own queue.
+pub(super) const GLOBAL_QUEUE_INTERVAL: u32 = shrunk_under_loom(61, 2) as u32;
+
+/// The most tasks a worker moves from the injector at the fairness interval.
+pub(super) const MAX_INTERVAL_BATCH: usize = shrunk_under_loom(128, 2);
+
+/// How many tasks in a row a worker takes from its LIFO slot before going back to its deque.
+pub(super) const MAX_LIFO_POLLS: u32 = 3;
+
+/// One worker's local state; owned by the thread running its loop.
+pub(super) struct Core {
+    pub(super) index: usize,
+    /// Whether this core may have put a task in its LIFO slot since it last emptied it (a thief
+    /// may have taken it since): saves locking the slot per task when it is unused.
+    lifo_filled: bool,
+    /// Whether this core may have deferred a task since it last flushed its deferred list (a
+    /// thief may have taken them since): saves a lock per pick when nothing was deferred.
+    deferred_filled: bool,
+    pub(super) local: Worker<Runnable>,
+    lifo_polls: u32,
+    tick: u32,
+    pub(super) searching: bool,
+    pub(super) rng: super::search::FastRand,
+    /// Spawns made on this core, to spread their registry entries over shards.
+    pub(super) spawns: usize,
+    /// Listed as parked and waiting for its token, in a worker loop run as a future.
+    pub(super) parked: bool,
+    /// The current term, while this core holds the watcher role or was last woken from it.
+    pub(super) watch: Option<Watch>,
+    pub(super) reactor_turn: ReactorTurn,
+}
+
+/// Where [`Core::push`] put a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pushed {
+    /// Into the deferred list or the deque of a running worker (the deque if it displaced the
+    /// LIFO slot's task): other workers may steal it.
+    Stealable,
+    /// Into the LIFO slot of a running worker: only it (or the watcher) takes it.
+    Lifo,
+    /// Into this core, which is parked: its thread runs the reactor, whose wake this is. The
+    /// worker should wake itself.
+    OwnParkedCore(usize),
+}
+
+impl Core {
+    /// Core `index` of a pool whose loops run inside the reactor if `in_reactor`.
+    pub(super) fn new(index: usize, local: Worker<Runnable>, in_reactor: bool) -> Core {
+        Core {
+            index,
+            lifo_filled: false,
+            deferred_filled: false,
+            local,
+            lifo_polls: 0,
+            tick: 0,
+            searching: false,
+            rng: super::search::FastRand::new(index as u64),
+            spawns: 0,
+            parked: false,
+            watch: None,
+            reactor_turn: ReactorTurn::new(in_reactor),
+        }
+    }
+
+    /// Puts a task scheduled on this worker's thread into its queues: a task woken while it ran
+    /// into the deferred list, anything else into the LIFO slot, whose previous task goes to
+    /// the deque.
+    pub(super) fn push(&mut self, shared: &Shared, runnable: Runnable, woken_while_running: bool) -> Pushed {
+        let stealable = self.push_task(shared, runnable, woken_while_running);
+        match (self.parked, stealable) {
+            (true, _) => Pushed::OwnParkedCore(self.index),
+            (false, true) => Pushed::Stealable,
+            (false, false) => Pushed::Lifo,
+        }
+    }
+
+    /// `push`'s move. Returns true if a task entered a queue that searchers steal from (the
+    /// deferred list or the deque), false if only the private LIFO slot changed.
+    fn push_task(&mut self, shared: &Shared, runnable: Runnable, woken_while_running: bool) -> bool {
+        let remote = &shared.remotes[self.index];
+        if woken_while_running {
+            self.deferred_filled = true;
+            if planted_bug!("lost_yield") {
+                drop(runnable);
+            } else {
+                lock(&remote.deferred).push(runnable);
+            }
+            return true;
+        }
+        self.lifo_filled = true;
+        match remote.lifo.swap(runnable) {
+            Some(previous) => {
+                self.local.push(previous);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A task from this worker's own queues or an injector batch, without searching. `None`
+    /// also when it stopped short of its deferred tasks to let the reactor turn
+    /// (`self.reactor_turn.is_wanted()`).
+    pub(super) fn next_local(&mut self, shared: &Shared) -> Option<Runnable> {
+        // The LIFO slot first, while it has turns left: a task it runs continues the tick of
+        // the task that woke it (as in tokio), so a chain of wakes counts one tick per
+        // `MAX_LIFO_POLLS + 1` tasks, not one per task.
+        if self.lifo_polls < MAX_LIFO_POLLS {
+            if let Some(runnable) = self.take_lifo(shared) {
+                self.lifo_polls += 1;
+                return Some(runnable);
+            }
+        }
+        self.tick = self.tick.wrapping_add(1);
+        if self.tick % GLOBAL_QUEUE_INTERVAL == 0 {
+            // Fairness: yielded tasks wait at most this long behind a stream of new work, and
+            // in the deque other workers may take them.
+            if self.flush_deferred(shared) {
+                self.announce_deque(shared);
+            }
+            if let Some(runnable) = self.injector_batch(shared) {
+                self.lifo_polls = 0;
+                return Some(runnable);
+            }
+        }
+        if let Some(runnable) = self.take_lifo(shared) {
+            // The slot had its turns: its task waits behind the deque like any other, and may
+            // be stolen there, so it is announced unless it is the only one (popped just below).
+            let behind_others = !self.local.is_empty();
+            self.local.push(runnable);
+            if behind_others {
+                shared.sleepers.notify_one();
+            }
+        }
+        self.lifo_polls = 0;
+        if let Some(runnable) = self.local.pop() {
+            return Some(runnable);
+        }
+        if let Some(runnable) = retry(|| shared.injector.steal_batch_and_pop(&self.local)) {
+            self.announce_deque(shared);
+            return Some(runnable);
+        }
+        // Nothing else to do: the yielded tasks' turn, after the reactor's. The first runs now;
+        // the others wait in the deque, where idle workers may take them.
+        if self.reactor_turn.wanted_before_deferred(self.deferred_filled) {
+            return None;
+        }
+        if self.flush_deferred(shared) {
+            let first = self.local.pop();
+            self.announce_deque(shared);
+            return first;
+        }
+        None
+    }
+
+    /// Moves this core's deferred tasks to the back of its deque, in the order they were woken.
+    /// Returns whether there were any.
+    pub(super) fn flush_deferred(&mut self, shared: &Shared) -> bool {
+        if !std::mem::replace(&mut self.deferred_filled, false) {
+            return false;
+        }
+        let mut deferred = lock(&shared.remotes[self.index].deferred);
+        let any = !deferred.is_empty();
+        for runnable in deferred.drain(..) {
+            self.local.push(runnable);
+        }
+        any
+    }
+
+    /// At the fairness interval: this worker's share of the injector (its length divided by the
+    /// worker count, at most [`MAX_INTERVAL_BATCH`]), so that under a steady stream of yields,
+    /// which keeps the deque from ever emptying, outside spawns do not trickle in one batch per
+    /// interval. crossbeam moves at most one block per call, hence the loop.
+    fn injector_batch(&mut self, shared: &Shared) -> Option<Runnable> {
+        let injector = &shared.injector;
+        let share = (injector.len() / shared.workers()).clamp(1, MAX_INTERVAL_BATCH);
+        let target = self.local.len() + share - 1;
+        let first = retry(|| injector.steal_batch_with_limit_and_pop(&self.local, share))?;
+        while self.local.len() < target {
+            if retry(|| injector.steal_batch_with_limit(&self.local, target - self.local.len())).is_none() {
+                break;
+            }
+        }
+        self.announce_deque(shared);
+        Some(first)
+    }
+
+    /// After moving tasks into the deque: announces them with `notify_one` if any are left
+    /// there, so that an idle worker may take some (a parking worker's re-scan could have
+    /// missed them while they were in transit).
+    pub(super) fn announce_deque(&self, shared: &Shared) {
+        if !self.local.is_empty() {
+            shared.sleepers.notify_one();
+        }
+    }
+
+    /// The task in this core's LIFO slot, counting the take for the watcher.
+    pub(super) fn take_lifo(&mut self, shared: &Shared) -> Option<Runnable> {
+        if !std::mem::replace(&mut self.lifo_filled, false) {
+            return None;
+        }
+        let remote = &shared.remotes[self.index];
+        let runnable = remote.lifo.take()?;
+        remote.count_take();
+        Some(runnable)
+    }
+}
+
+impl Drop for Core {
+    fn drop(&mut self) {
+        // Queued tasks are dropped one by one (dropping their futures) when a core retires;
+        // `Shared::retire_core` empties the LIFO slot and the deferred list.
+        while let Some(runnable) = self.local.pop() {
+            drop(runnable);
+        }
+    }
+}
