@@ -59,4 +59,38 @@ pub mod support {
             self.0.add();
         }
     }
+
+    /// The drops of one task spawned by [`Counted::spawn`]: its future, and each output it made.
+    #[derive(Debug, Default)]
+    pub struct Counted {
+        /// Drops of the task's future.
+        pub future_drops: Count,
+        /// Outputs the task made (0 or 1).
+        pub outputs: Count,
+        /// Drops of those outputs.
+        pub output_drops: Count,
+    }
+
+    impl Counted {
+        pub fn new() -> Counted {
+            Counted::default()
+        }
+
+        /// Spawns on `pool` a task whose future and output count their drops here.
+        pub fn spawn(&self, pool: &crew::Pool) -> crew::JoinHandle<Dropped> {
+            let guard = Dropped(self.future_drops.clone());
+            let (outputs, output_drops) = (self.outputs.clone(), self.output_drops.clone());
+            pool.spawn(async move {
+                let _guard = guard;
+                outputs.add();
+                Dropped(output_drops)
+            })
+        }
+
+        /// Asserts that the future was dropped exactly once, and each output made exactly once.
+        pub fn assert_each_dropped_once(&self) {
+            assert_eq!(self.future_drops.get(), 1, "the future is dropped exactly once");
+            assert_eq!(self.output_drops.get(), self.outputs.get(), "an output made is dropped exactly once");
+        }
+    }
 }

@@ -10,12 +10,15 @@
 // `timerfd_create`, which miri does not implement (the interpreter aborts the whole binary).
 #![cfg(not(miri))]
 
+mod common;
+
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::net::{Shutdown, SocketAddr};
 use std::time::Duration;
 
+use common::echo::echo_client;
 use crew::io::{AsyncReadExt, AsyncWriteExt};
 use crew::net::{TcpListener, TcpStream, UdpSocket};
 use crew::time::timeout;
@@ -81,26 +84,6 @@ fn pattern(client: u64, len: usize) -> Vec<u8> {
             x as u8
         })
         .collect()
-}
-
-/// Sends `data` to the echo server at `addr` while reading the echo, then closes its sending
-/// side and reads to the end. Returns the client's own address and everything echoed.
-async fn echo_client(addr: SocketAddr, data: Vec<u8>) -> io::Result<(SocketAddr, Vec<u8>)> {
-    let stream = TcpStream::connect(addr).await?;
-    let local = stream.get_ref().local_addr()?;
-    let (mut reader, mut writer) = (&stream, &stream);
-    let send = async {
-        writer.write_all(&data).await?;
-        stream.get_ref().shutdown(Shutdown::Write)
-    };
-    let receive = async {
-        let mut echoed = Vec::with_capacity(data.len());
-        reader.read_to_end(&mut echoed).await?;
-        Ok::<_, io::Error>(echoed)
-    };
-    let (sent, echoed) = futures::join!(send, receive);
-    sent?;
-    Ok((local, echoed?))
 }
 
 #[test]

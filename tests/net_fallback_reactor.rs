@@ -9,12 +9,12 @@
 // `timerfd_create`, which miri does not implement (the interpreter aborts the whole binary).
 #![cfg(not(miri))]
 
-use std::io;
-use std::net::{Shutdown, SocketAddr};
+mod common;
+
 use std::time::Duration;
 
-use crew::io::{AsyncReadExt, AsyncWriteExt};
-use crew::net::{TcpListener, TcpStream};
+use common::echo::echo_client;
+use crew::net::TcpListener;
 use crew::time::{sleep, timeout};
 
 #[path = "../examples/echo_server.rs"]
@@ -23,23 +23,6 @@ mod echo_server;
 
 /// Long enough never to fire on a loaded machine unless something hangs.
 const HANG: Duration = Duration::from_secs(60);
-
-async fn echo_client(addr: SocketAddr, data: Vec<u8>) -> io::Result<Vec<u8>> {
-    let stream = TcpStream::connect(addr).await?;
-    let (mut reader, mut writer) = (&stream, &stream);
-    let send = async {
-        writer.write_all(&data).await?;
-        stream.get_ref().shutdown(Shutdown::Write)
-    };
-    let receive = async {
-        let mut echoed = Vec::with_capacity(data.len());
-        reader.read_to_end(&mut echoed).await?;
-        Ok::<_, io::Error>(echoed)
-    };
-    let (sent, echoed) = futures::join!(send, receive);
-    sent?;
-    echoed
-}
 
 #[test]
 fn sockets_and_timers_work_when_workers_leave_the_reactor_to_async_io() {
@@ -60,7 +43,7 @@ fn sockets_and_timers_work_when_workers_leave_the_reactor_to_async_io() {
         })
         .collect();
     for (i, client) in clients.into_iter().enumerate() {
-        let echoed = crew::block_on(client).expect("a client hung").unwrap();
+        let (_, echoed) = crew::block_on(client).expect("a client hung").unwrap();
         assert!(echoed == data(i), "client {i}: {} bytes echoed, not its own {LEN}", echoed.len());
     }
     for server in servers {

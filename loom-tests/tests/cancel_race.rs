@@ -13,29 +13,20 @@
 //! (`src/join.rs`) forget an output it got back instead of returning it.
 #![cfg(loom)]
 
-use crew_loom_tests::support::{model, Count, Dropped};
+use crew_loom_tests::support::{model, Counted};
 
 #[test]
 fn cancel_racing_completion_drops_future_and_output_exactly_once() {
     model(3, || {
         let pool = crew::Pool::builder().workers(1).build().unwrap();
-        let (future_drops, outputs, output_drops) = (Count::new(), Count::new(), Count::new());
-        let handle = pool.spawn({
-            let guard = Dropped(future_drops.clone());
-            let (outputs, output_drops) = (outputs.clone(), output_drops.clone());
-            async move {
-                let _guard = guard;
-                outputs.add();
-                Dropped(output_drops)
-            }
-        });
+        let counted = Counted::new();
+        let handle = counted.spawn(&pool);
         let output = crew::block_on(handle.cancel());
         // `None` also when the poll that made the output was running as cancel closed the task:
         // async-task then drops that output itself.
-        assert!(output.is_none() || outputs.get() == 1, "Some only if the task made its output");
+        assert!(output.is_none() || counted.outputs.get() == 1, "Some only if the task made its output");
         drop(output);
         drop(pool);
-        assert_eq!(future_drops.get(), 1, "the future is dropped exactly once");
-        assert_eq!(output_drops.get(), outputs.get(), "an output made is dropped exactly once");
+        counted.assert_each_dropped_once();
     });
 }

@@ -7,25 +7,15 @@
 //! forget async-task's handle instead of detaching it.
 #![cfg(loom)]
 
-use crew_loom_tests::support::{model, Count, Dropped};
+use crew_loom_tests::support::{model, Counted};
 
 #[test]
 fn detach_racing_completion_drops_future_and_output_exactly_once() {
     model(3, || {
         let pool = crew::Pool::builder().workers(1).build().unwrap();
-        let (future_drops, outputs, output_drops) = (Count::new(), Count::new(), Count::new());
-        pool.spawn({
-            let guard = Dropped(future_drops.clone());
-            let (outputs, output_drops) = (outputs.clone(), output_drops.clone());
-            async move {
-                let _guard = guard;
-                outputs.add();
-                Dropped(output_drops)
-            }
-        })
-        .detach();
+        let counted = Counted::new();
+        counted.spawn(&pool).detach();
         drop(pool);
-        assert_eq!(future_drops.get(), 1, "the future is dropped exactly once");
-        assert_eq!(output_drops.get(), outputs.get(), "an output made is dropped exactly once");
+        counted.assert_each_dropped_once();
     });
 }

@@ -44,17 +44,20 @@ pub(super) fn leave() -> Option<Box<Core>> {
 }
 
 /// Runs `f` on this thread's worker context, if it has one and it is not borrowed already.
+#[inline]
 fn with_current<R>(f: impl FnOnce(&mut Current) -> Option<R>) -> Option<R> {
     CURRENT.try_with(|current| f(current.try_borrow_mut().ok()?.as_mut()?)).ok().flatten()
 }
 
 /// Runs `f` on this thread's core and pool, if it still owns a core (see [`with_current`]).
+#[inline]
 pub(super) fn with_core<R>(f: impl FnOnce(&Arc<Shared>, &mut Core) -> R) -> Option<R> {
     with_current(|current| Some(f(&current.shared, current.core.as_mut()?)))
 }
 
 /// Puts `runnable` into the current thread's core, if this thread runs a worker of `shared`'s
 /// pool. `Err(runnable)` if it belongs in the injector.
+#[inline]
 pub(super) fn schedule_local(
     shared: &Shared,
     runnable: Runnable,

@@ -120,16 +120,23 @@ fn poll_park(
     cx: &mut Context<'_>,
 ) -> Poll<()> {
     loop {
-        if let Some(registered) = listener {
-            // `unpark` sets the token before it notifies: once notified, the token is there.
-            match Pin::new(registered).poll(cx) {
-                Poll::Ready(()) => *listener = None,
-                Poll::Pending => return Poll::Pending,
+        let Some(registered) = listener else {
+            match sleepers.take_or_listen(index) {
+                None => return Poll::Ready(()),
+                Some(registered) => *listener = Some(registered),
             }
+            continue;
+        };
+        // The token first: when it is there (the usual way back here), the listener is dropped
+        // unpolled, which spares polling it.
+        if sleepers.take_token(index) {
+            *listener = None;
+            return Poll::Ready(());
         }
-        match sleepers.take_or_listen(index) {
-            None => return Poll::Ready(()),
-            Some(registered) => *listener = Some(registered),
+        // `unpark` sets the token before it notifies: once notified, the token is there.
+        match Pin::new(registered).poll(cx) {
+            Poll::Ready(()) => *listener = None,
+            Poll::Pending => return Poll::Pending,
         }
     }
 }

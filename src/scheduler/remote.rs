@@ -30,6 +30,7 @@ impl Remote {
     }
 
     /// Called by the owner each time it takes from its LIFO slot.
+    #[inline]
     pub(super) fn count_take(&self) {
         // Relaxed: a hint for the watcher. Only the owner writes it, so a load and a store do;
         // a stale value read by the watcher delays a rescue by one interval or makes it steal
@@ -40,12 +41,14 @@ impl Remote {
     }
 
     /// The owner's take count (see `count_take`).
+    #[inline]
     pub(super) fn taken(&self) -> usize {
         // Relaxed: as in `count_take`.
         self.taken.load(Ordering::Relaxed)
     }
 
     /// True if the LIFO slot holds a task.
+    #[inline]
     pub(super) fn has_lifo_task(&self) -> bool {
         self.lifo.is_occupied()
     }

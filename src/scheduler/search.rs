@@ -18,6 +18,7 @@ use crate::sync::{fence, lock, retry, Ordering};
 
 impl Core {
     /// A task from this core's queues, the injector, or (as a searcher) other workers.
+    #[inline]
     pub(super) fn find_task(&mut self, shared: &Shared) -> Option<Runnable> {
         let found = match self.next_local(shared) {
             Some(runnable) => Some(runnable),
@@ -37,6 +38,7 @@ impl Core {
         self.searching
     }
 
+    #[inline]
     fn stop_searching(&mut self, shared: &Shared) {
         if std::mem::replace(&mut self.searching, false) && shared.sleepers.stop_searching() {
             // The last searcher leaves: make sure any other queued work gets one.

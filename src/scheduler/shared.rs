@@ -120,6 +120,7 @@ impl Shared {
     }
 
     /// The number of cores.
+    #[inline]
     pub(crate) fn workers(&self) -> usize {
         self.stealers.len()
     }
@@ -140,6 +141,7 @@ impl Shared {
     }
 
     /// True once shutdown has begun.
+    #[inline]
     pub(super) fn is_shutdown(&self) -> bool {
         // Acquire pairs with the SeqCst swap in `shutdown`; a late `false` only delays a
         // worker's exit until `notify_all` wakes it, and pushes re-check after a fence.
@@ -165,6 +167,7 @@ impl Shared {
     /// Where a woken or newly spawned task goes. `woken_while_running`: async-task's flag, set
     /// for any wake during the task's own poll (a yield, or a wake from any thread meanwhile),
     /// so it goes to the deferred list rather than the LIFO slot.
+    #[inline]
     pub(crate) fn schedule(&self, runnable: Runnable, woken_while_running: bool) {
         match context::schedule_local(self, runnable, woken_while_running) {
             Ok(Pushed::Stealable) => {

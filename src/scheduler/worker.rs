@@ -96,6 +96,7 @@ impl Core {
     /// Puts a task scheduled on this worker's thread into its queues: a task woken while it ran
     /// into the deferred list, anything else into the LIFO slot, whose previous task goes to
     /// the deque.
+    #[inline]
     pub(super) fn push(&mut self, shared: &Shared, runnable: Runnable, woken_while_running: bool) -> Pushed {
         let stealable = self.push_task(shared, runnable, woken_while_running);
         match (self.parked, stealable) {
@@ -107,6 +108,7 @@ impl Core {
 
     /// `push`'s move. Returns true if a task entered a queue that searchers steal from (the
     /// deferred list or the deque), false if only the private LIFO slot changed.
+    #[inline]
     fn push_task(&mut self, shared: &Shared, runnable: Runnable, woken_while_running: bool) -> bool {
         let remote = &shared.remotes[self.index];
         if woken_while_running {
@@ -185,6 +187,7 @@ impl Core {
 
     /// Moves this core's deferred tasks to the back of its deque, in the order they were woken.
     /// Returns whether there were any.
+    #[inline]
     pub(super) fn flush_deferred(&mut self, shared: &Shared) -> bool {
         if !std::mem::replace(&mut self.deferred_filled, false) {
             return false;
@@ -218,6 +221,7 @@ impl Core {
     /// After moving tasks into the deque: announces them with `notify_one` if any are left
     /// there, so that an idle worker may take some (a parking worker's re-scan could have
     /// missed them while they were in transit).
+    #[inline]
     pub(super) fn announce_deque(&self, shared: &Shared) {
         if !self.local.is_empty() {
             shared.sleepers.notify_one();
@@ -225,6 +229,7 @@ impl Core {
     }
 
     /// The task in this core's LIFO slot, counting the take for the watcher.
+    #[inline]
     pub(super) fn take_lifo(&mut self, shared: &Shared) -> Option<Runnable> {
         if !std::mem::replace(&mut self.lifo_filled, false) {
             return None;

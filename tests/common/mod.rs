@@ -2,6 +2,8 @@
 //! and uses only part of it, hence `dead_code` is allowed. Add functions; do not rewrite others'.
 #![allow(dead_code)]
 
+pub mod echo;
+
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;

@@ -199,6 +199,13 @@ impl Sleepers {
         self.parkers[index].take_or_listen()
     }
 
+    /// Takes worker `index`'s token if it is there: true when it was picked (see
+    /// [`take_or_listen`](Sleepers::take_or_listen)), for a polled park that holds a listener.
+    #[cfg_attr(loom, allow(dead_code))] // loom builds have no reactor loop
+    pub(super) fn take_token(&self, index: usize) -> bool {
+        self.parkers[index].take_token()
+    }
+
     /// Worker `index`, parked, wakes itself: it has just pushed work onto its own queues from
     /// its own thread (a task woken while that thread ran the reactor), or it is the watcher and
     /// its deadline passed. Takes it off `sleeping`, counted as unparked and searching exactly

@@ -33,7 +33,7 @@ impl Parker {
     /// and checks again. `None`: the token was taken. `Some`: wait on the listener (or poll it),
     /// then call again.
     pub(super) fn take_or_listen(&self) -> Option<EventListener> {
-        if self.token.swap(false, Ordering::SeqCst) {
+        if self.take_token() {
             return None;
         }
         let listener = self.event.listen();
@@ -41,10 +41,16 @@ impl Parker {
         // looks for listeners: the listener is registered before the token is checked again,
         // so an `unpark` in between notifies it.
         fence(Ordering::SeqCst);
-        if self.token.swap(false, Ordering::SeqCst) {
+        if self.take_token() {
             return None;
         }
         Some(listener)
+    }
+
+    /// Takes the token if it is there.
+    pub(super) fn take_token(&self) -> bool {
+        // SeqCst: see `take_or_listen`.
+        self.token.swap(false, Ordering::SeqCst)
     }
 
     /// Blocks until the token is handed over, then consumes it.
