@@ -15,15 +15,15 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
+use std::panic::Location;
 use std::time::Duration;
 
-use async_task::Runnable;
 use once_cell::sync::Lazy;
 
 use crate::join::JoinHandle;
 use crate::policy::{Policy, Propagate};
 use crate::sync::{lock, thread, Arc, Condvar, Mutex};
-use crate::task::TaskFuture;
+use crate::task::{Runnable, TaskFuture, TaskInfo};
 
 /// The most threads the global blocking pool runs at once (tokio's default too).
 pub const MAX_BLOCKING_THREADS: usize = 512;
@@ -51,6 +51,7 @@ static GLOBAL: Lazy<Arc<BlockingPool>> = Lazy::new(|| BlockingPool::new(MAX_BLOC
 /// let name = crew::block_on(handle).unwrap();
 /// assert!(name.starts_with("crew-blocking-"));
 /// ```
+#[track_caller]
 pub fn spawn_blocking<F, T>(f: F) -> JoinHandle<T>
 where
     F: FnOnce() -> T + Send + 'static,
@@ -70,6 +71,7 @@ where
 /// // The blocking thread survived its panic and takes the next job.
 /// assert_eq!(crew::block_on(crew::spawn_blocking(|| 1)), 1);
 /// ```
+#[track_caller]
 pub fn spawn_blocking_with<P, F, T>(policy: P, f: F) -> JoinHandle<T, P>
 where
     P: Policy,
@@ -78,19 +80,20 @@ where
 {
     let _ = policy;
     // A zero-sized schedule function over the never-dropped global pool.
-    spawn_on(|runnable| GLOBAL.submit(runnable), f)
+    spawn_on(TaskInfo::new(None, Location::caller()), |runnable| GLOBAL.submit(runnable), f)
 }
 
 /// Spawns `f` as a job whose `Runnable` goes to `schedule`.
-fn spawn_on<P, F, T>(schedule: impl Fn(Runnable) + Send + Sync + 'static, f: F) -> JoinHandle<T, P>
+fn spawn_on<P, F, T>(info: TaskInfo, schedule: impl Fn(Runnable) + Send + Sync + 'static, f: F) -> JoinHandle<T, P>
 where
     P: Policy,
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let (runnable, task) = async_task::spawn(TaskFuture::<_, P>::unregistered(job(f)), schedule);
+    let task = TaskFuture::<_, P>::unregistered(job(f));
+    let (runnable, task) = async_task::Builder::new().metadata(info).spawn(move |_| task, schedule);
     runnable.schedule();
-    JoinHandle::new(task.fallible())
+    JoinHandle::new(task)
 }
 
 /// The closure as a future that runs it in its first poll.
@@ -207,7 +210,7 @@ mod tests {
 
     fn spawn<T: Send + 'static>(pool: &Arc<BlockingPool>, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
         let pool = pool.clone();
-        spawn_on(move |runnable| pool.submit(runnable), f)
+        spawn_on(TaskInfo::new(None, Location::caller()), move |runnable| pool.submit(runnable), f)
     }
 
     fn wait_until(what: &str, mut done: impl FnMut() -> bool) {

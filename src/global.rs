@@ -9,7 +9,9 @@
 
 use std::future::Future;
 
-use async_task::{Runnable, ScheduleInfo, WithInfo};
+use std::panic::Location;
+
+use async_task::{ScheduleInfo, WithInfo};
 use once_cell::sync::OnceCell;
 
 use crate::config::{BuildError, Builder, WORKERS_ENV};
@@ -17,6 +19,7 @@ use crate::join::JoinHandle;
 use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;
 use crate::scheduler::{PoolKind, Shared};
+use crate::task::{Runnable, TaskInfo};
 
 static GLOBAL: OnceCell<Pool> = OnceCell::new();
 
@@ -100,10 +103,21 @@ where
     F::Output: Send + 'static,
 {
     let _ = policy;
+    spawn_with_info(TaskInfo::new(None, Location::caller()), future)
+}
+
+/// Spawns `future` as the task `info` on the global pool.
+#[track_caller]
+pub(crate) fn spawn_with_info<P, F>(info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
+where
+    P: Policy,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     // A zero-sized schedule function: async-task then needs no extra reference count bump per
     // schedule, and the task holds no reference to the (never dropped) global pool.
     let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
         shared().schedule(runnable, info.woken_while_running);
     });
-    crate::task::spawn_unregistered(shared(), future, schedule)
+    crate::task::spawn_unregistered(shared(), info, future, schedule)
 }

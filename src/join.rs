@@ -22,7 +22,7 @@ use async_task::FallibleTask;
 
 use crate::policy::{Outcome, Policy, Propagate};
 use crate::sync::planted_bug;
-use crate::task::TaskOutput;
+use crate::task::{TaskId, TaskInfo, TaskOutput};
 
 /// A handle to a spawned task; awaiting it yields the task's output as its policy `P` says.
 ///
@@ -44,7 +44,9 @@ use crate::task::TaskOutput;
 /// ```
 #[must_use = "dropping a JoinHandle cancels its task; call .detach() to let it run in the background"]
 pub struct JoinHandle<T, P: Policy = Propagate> {
-    task: FallibleTask<TaskOutput<T>>,
+    task: FallibleTask<TaskOutput<T>, TaskInfo>,
+    /// A copy of the task's metadata: async-task's `FallibleTask` does not lend it.
+    info: TaskInfo,
     /// Set once a poll returned the task's output (or resumed its panic).
     returned: bool,
     /// `fn() -> P`: the handle is `Unpin`, `Send` and `Sync` whatever `P` is.
@@ -56,8 +58,37 @@ pub(crate) const POLLED_AFTER_RETURN: &str =
     "crew: a JoinHandle was polled again after it returned its task's output (a handle yields its output once)";
 
 impl<T, P: Policy> JoinHandle<T, P> {
-    pub(crate) fn new(task: FallibleTask<TaskOutput<T>>) -> JoinHandle<T, P> {
-        JoinHandle { task, returned: false, policy: PhantomData }
+    pub(crate) fn new(task: async_task::Task<TaskOutput<T>, TaskInfo>) -> JoinHandle<T, P> {
+        let info = task.metadata().clone();
+        JoinHandle { task: task.fallible(), info, returned: false, policy: PhantomData }
+    }
+
+    /// The task's id.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::spawn(async {});
+    /// let id = handle.id();
+    /// assert_eq!(handle.info().id(), id);
+    /// # crew::block_on(handle);
+    /// ```
+    pub fn id(&self) -> TaskId {
+        self.info.id()
+    }
+
+    /// The task's identity: id, name and spawn location.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::task::Builder::new().name("worker").spawn(async {});
+    /// assert_eq!(handle.info().name(), Some("worker"));
+    /// assert_eq!(handle.info().location().file(), file!());
+    /// # crew::block_on(handle);
+    /// ```
+    pub fn info(&self) -> &TaskInfo {
+        &self.info
     }
 
     /// Lets the task run to completion in the background; its output (or panic, under

@@ -86,7 +86,7 @@ mod policy;
 mod pool;
 mod scheduler;
 mod sync;
-mod task;
+pub mod task;
 #[cfg(not(loom))]
 pub mod time;
 mod yield_now;

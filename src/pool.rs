@@ -9,12 +9,14 @@
 
 use std::fmt;
 use std::future::Future;
+use std::panic::Location;
 
 use crate::config::{BuildError, Config};
 use crate::join::JoinHandle;
 use crate::policy::{Policy, Propagate};
 use crate::scheduler::{self, PoolKind, Shared};
 use crate::sync::Arc;
+use crate::task::TaskInfo;
 
 /// A private thread pool with its own workers; dropping it stops them.
 ///
@@ -74,6 +76,7 @@ impl Pool {
     /// let pool = crew::Pool::builder().workers(2).build().unwrap();
     /// assert_eq!(crew::block_on(pool.spawn(async { "ran on the pool" })), "ran on the pool");
     /// ```
+    #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -91,6 +94,7 @@ impl Pool {
     /// let result = crew::block_on(pool.spawn_with(crew::Catch, async { panic!("nope") }));
     /// assert_eq!(result.unwrap_err().panic_message(), Some("nope"));
     /// ```
+    #[track_caller]
     pub fn spawn_with<P, F>(&self, policy: P, future: F) -> JoinHandle<F::Output, P>
     where
         P: Policy,
@@ -98,7 +102,17 @@ impl Pool {
         F::Output: Send + 'static,
     {
         let _ = policy;
-        crate::task::spawn_registered(&self.shared, scheduler::spawn_hint(), future)
+        self.spawn_with_info(TaskInfo::new(None, Location::caller()), future)
+    }
+
+    /// Spawns `future` as the task `info` on this pool.
+    pub(crate) fn spawn_with_info<P, F>(&self, info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
+    where
+        P: Policy,
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        crate::task::spawn_registered(&self.shared, scheduler::spawn_hint(), info, future)
     }
 
     /// The number of workers (cores) this pool runs.

@@ -14,7 +14,7 @@
 use std::cell::{Cell, RefCell};
 use std::hash::{BuildHasher, Hasher};
 
-use async_task::Runnable;
+use crate::task::Runnable;
 
 use super::shared::Shared;
 use super::worker::{Core, Pushed};

@@ -19,7 +19,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use async_task::Runnable;
+use crate::task::Runnable;
 
 use super::context;
 use super::run::run_task;

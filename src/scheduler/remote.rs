@@ -7,7 +7,7 @@
 //! - Only the owner fills either, and only the owner writes the take count; its mutexes are
 //!   uncontended but for the watcher's and searchers' rare looks.
 
-use async_task::Runnable;
+use crate::task::Runnable;
 
 use crate::sync::{AtomicUsize, Mutex, Ordering, Slot};
 

@@ -10,7 +10,7 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use async_task::Runnable;
+use crate::task::Runnable;
 
 use super::context;
 use super::shared::Shared;

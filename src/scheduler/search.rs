@@ -10,7 +10,7 @@
 //!   another worker's deferred list. It never touches another core's LIFO slot: that is the
 //!   watcher's (`watch.rs`).
 
-use async_task::Runnable;
+use crate::task::Runnable;
 
 use super::shared::Shared;
 use super::worker::Core;

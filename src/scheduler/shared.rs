@@ -20,7 +20,7 @@
 use std::fmt;
 use std::io;
 
-use async_task::Runnable;
+use crate::task::Runnable;
 
 use super::registry::Registry;
 use super::remote::Remote;

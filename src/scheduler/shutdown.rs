@@ -13,7 +13,7 @@
 //! - No task is dropped inside a wake or under one of crew's locks: a future's drop may wake
 //!   other tasks or take locks that a waker's caller holds.
 
-use async_task::Runnable;
+use crate::task::Runnable;
 
 use super::context;
 use super::shared::Shared;

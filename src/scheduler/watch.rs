@@ -29,7 +29,7 @@
 
 use std::time::Duration;
 
-use async_task::Runnable;
+use crate::task::Runnable;
 
 use super::shared::Shared;
 use crate::sync::{Deadline, Worker};

@@ -22,7 +22,7 @@
 //! - Every task that enters a deque or a deferred list is announced with `notify_one`, unless its
 //!   worker pops it at once; every push into the LIFO slot with `notify_private`.
 
-use async_task::Runnable;
+use crate::task::Runnable;
 
 use super::reactor_turn::ReactorTurn;
 use super::shared::Shared;

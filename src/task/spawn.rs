@@ -26,13 +26,15 @@ use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use async_task::{Runnable, Schedule, ScheduleInfo, Task, WithInfo};
+use async_task::{Schedule, ScheduleInfo, Task, WithInfo};
 use pin_project_lite::pin_project;
 
 use crate::join::JoinHandle;
 use crate::policy::{drop_payload, Payload, Policy};
 use crate::scheduler::{Key, Registry, Shared};
 use crate::sync::Arc;
+
+use super::{Runnable, TaskInfo};
 
 /// What a task's future resolves to inside async-task: the value, or the panic payload
 /// (`None` once the `Ignore` policy has dropped it), behind a guard whose `Drop` never unwinds.
@@ -138,21 +140,32 @@ impl<F: Future, P: Policy> Future for TaskFuture<F, P> {
     }
 }
 
-/// Spawns `future` as a task that belongs to no registry (the global pool's), scheduled by
-/// `schedule`, and schedules its first run on `shared`.
-pub(crate) fn spawn_unregistered<P, F, S>(shared: &Shared, future: F, schedule: S) -> JoinHandle<F::Output, P>
+/// Spawns `future` as the task `info` that belongs to no registry (the global pool's),
+/// scheduled by `schedule`, and schedules its first run on `shared`.
+pub(crate) fn spawn_unregistered<P, F, S>(
+    shared: &Shared,
+    info: TaskInfo,
+    future: F,
+    schedule: S,
+) -> JoinHandle<F::Output, P>
 where
     P: Policy,
     F: Future + Send + 'static,
     F::Output: Send + 'static,
-    S: Schedule + Send + Sync + 'static,
+    S: Schedule<TaskInfo> + Send + Sync + 'static,
 {
-    launch(shared, async_task::Builder::new().spawn(move |()| TaskFuture::<F, P>::unregistered(future), schedule))
+    let task = TaskFuture::<F, P>::unregistered(future);
+    launch(shared, async_task::Builder::new().metadata(info).spawn(move |_| task, schedule))
 }
 
-/// Spawns `future` on the private pool `shared`, registered (in the shard `hint` picks) so
-/// that dropping the pool drops it.
-pub(crate) fn spawn_registered<P, F>(shared: &Arc<Shared>, hint: usize, future: F) -> JoinHandle<F::Output, P>
+/// Spawns `future` as the task `info` on the private pool `shared`, registered (in the shard
+/// `hint` picks) so that dropping the pool drops it.
+pub(crate) fn spawn_registered<P, F>(
+    shared: &Arc<Shared>,
+    hint: usize,
+    info: TaskInfo,
+    future: F,
+) -> JoinHandle<F::Output, P>
 where
     P: Policy,
     F: Future + Send + 'static,
@@ -163,25 +176,32 @@ where
     let schedule = WithInfo(move |runnable: Runnable, info: ScheduleInfo| {
         for_schedule.schedule(runnable, info.woken_while_running);
     });
+    // For a refused spawn's cancelled handle: `spawn` is given back with `info` inside it.
+    let refused_info = info.clone();
     let spawn = |key| {
         let registration = Some(Registration { registry: registry.clone(), key });
-        async_task::Builder::new()
-            .spawn(move |()| TaskFuture::<F, P> { future: Some(future), registration, policy: PhantomData }, schedule)
+        let task = TaskFuture::<F, P> { future: Some(future), registration, policy: PhantomData };
+        async_task::Builder::new().metadata(info).spawn(move |_| task, schedule)
     };
     match registry.register(hint, spawn, |(runnable, _)| runnable.waker()) {
         Ok(spawned) => launch(shared, spawned),
         Err(spawn) => {
             // The pool is shutting down: drop the future and hand back a cancelled handle.
             drop(spawn);
-            let (runnable, task) = async_task::spawn(std::future::pending::<TaskOutput<F::Output>>(), |_| {});
+            let (runnable, task) = async_task::Builder::new()
+                .metadata(refused_info)
+                .spawn(|_| std::future::pending::<TaskOutput<F::Output>>(), |_| {});
             drop(runnable);
-            JoinHandle::new(task.fallible())
+            JoinHandle::new(task)
         }
     }
 }
 
 /// Schedules a new task's first run on `shared` and hands its handle to the spawner.
-fn launch<T, P: Policy>(shared: &Shared, (runnable, task): (Runnable, Task<TaskOutput<T>>)) -> JoinHandle<T, P> {
+fn launch<T, P: Policy>(
+    shared: &Shared,
+    (runnable, task): (Runnable, Task<TaskOutput<T>, TaskInfo>),
+) -> JoinHandle<T, P> {
     shared.schedule(runnable, false);
-    JoinHandle::new(task.fallible())
+    JoinHandle::new(task)
 }

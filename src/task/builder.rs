@@ -1,0 +1,132 @@
+//! [`Builder`]: spawning a task with a name and a panic policy.
+//!
+//! Invariants: a builder only gathers what goes into the task's [`TaskInfo`] and picks the
+//! policy type; spawning goes through the same functions as `crew::spawn` and `Pool::spawn`, so a
+//! task spawned by a builder is scheduled exactly like any other.
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::panic::Location;
+use std::sync::Arc;
+
+use super::TaskInfo;
+use crate::join::JoinHandle;
+use crate::policy::{Policy, Propagate};
+use crate::pool::Pool;
+
+/// Spawns a task with a name (shown in slow-poll reports and [`TaskInfo`]) and a panic policy.
+///
+/// # Examples
+///
+/// ```
+/// let handle = crew::task::Builder::new().name("fetch").spawn(async { 7 });
+/// assert_eq!(handle.info().name(), Some("fetch"));
+/// assert_eq!(crew::block_on(handle), 7);
+///
+/// // On a private pool, with the `Catch` policy.
+/// let pool = crew::Pool::builder().workers(1).build().unwrap();
+/// let handle = crew::task::Builder::new().name("risky").policy(crew::Catch).spawn_on(&pool, async { panic!("no") });
+/// assert_eq!(crew::block_on(handle).unwrap_err().panic_message(), Some("no"));
+/// ```
+pub struct Builder<P: Policy = Propagate> {
+    name: Option<Arc<str>>,
+    policy: PhantomData<fn() -> P>,
+}
+
+impl Builder {
+    /// A builder for an unnamed task with the default [`Propagate`] policy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::task::Builder::new().spawn(async { 1 });
+    /// assert_eq!(crew::block_on(handle), 1);
+    /// ```
+    pub fn new() -> Builder {
+        Builder { name: None, policy: PhantomData }
+    }
+}
+
+impl Default for Builder {
+    fn default() -> Builder {
+        Builder::new()
+    }
+}
+
+impl<P: Policy> Builder<P> {
+    /// Names the task.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::task::Builder::new().name(format!("conn-{}", 3)).spawn(async {});
+    /// assert_eq!(handle.info().name(), Some("conn-3"));
+    /// # crew::block_on(handle);
+    /// ```
+    pub fn name(mut self, name: impl Into<Arc<str>>) -> Builder<P> {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Sets the panic policy: [`Propagate`] (the default), [`Catch`](crate::Catch) or
+    /// [`Ignore`](crate::Ignore).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::task::Builder::new().policy(crew::Catch).spawn(async { panic!("oops") });
+    /// assert!(crew::block_on(handle).unwrap_err().is_panic());
+    /// ```
+    pub fn policy<Q: Policy>(self, policy: Q) -> Builder<Q> {
+        let _ = policy;
+        Builder { name: self.name, policy: PhantomData }
+    }
+
+    /// Spawns `future` on the global pool, as [`crew::spawn`](crate::spawn) does.
+    ///
+    /// # Panics
+    ///
+    /// As [`crew::spawn`](crate::spawn): if the global pool cannot start.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::task::Builder::new().name("answer").spawn(async { 42 });
+    /// assert_eq!(crew::block_on(handle), 42);
+    /// ```
+    #[track_caller]
+    pub fn spawn<F>(self, future: F) -> JoinHandle<F::Output, P>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let info = TaskInfo::new(self.name, Location::caller());
+        crate::global::spawn_with_info(info, future)
+    }
+
+    /// Spawns `future` on `pool`, as [`Pool::spawn`] does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(1).build().unwrap();
+    /// let handle = crew::task::Builder::new().name("on-pool").spawn_on(&pool, async { 5 });
+    /// assert_eq!(crew::block_on(handle), 5);
+    /// ```
+    #[track_caller]
+    pub fn spawn_on<F>(self, pool: &Pool, future: F) -> JoinHandle<F::Output, P>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let info = TaskInfo::new(self.name, Location::caller());
+        pool.spawn_with_info(info, future)
+    }
+}
+
+impl<P: Policy> fmt::Debug for Builder<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder").field("name", &self.name.as_deref()).finish_non_exhaustive()
+    }
+}

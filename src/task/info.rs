@@ -1,0 +1,196 @@
+//! What identifies a task: its [`TaskId`], an optional name, and where it was spawned.
+//!
+//! Invariants:
+//! - A task's [`TaskInfo`] is async-task's metadata: it lives in the task's single allocation,
+//!   written once at spawn and never changed, readable from its `Runnable` and `JoinHandle`.
+//! - Ids are unique within the process and never reused. Each thread takes them from its own
+//!   block of [`ID_BLOCK`] ids, reserving a new block from one global counter when it runs out,
+//!   so spawning threads do not share a cache line per spawn.
+//! - The location is the caller's of the public spawn function (`#[track_caller]` all the way
+//!   down), never a line inside crew.
+
+use std::cell::Cell;
+use std::fmt;
+use std::num::NonZeroU64;
+use std::panic::Location;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// How many ids a thread reserves at a time.
+const ID_BLOCK: u64 = 1024;
+
+/// A task's id: unique among all tasks of the process (every pool and the blocking pool), never
+/// reused.
+///
+/// # Examples
+///
+/// ```
+/// let a = crew::spawn(async {});
+/// let b = crew::spawn(async {});
+/// assert_ne!(a.id(), b.id());
+/// println!("spawned task {}", a.id()); // "spawned task 17", say
+/// # crew::block_on(a); crew::block_on(b);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TaskId(NonZeroU64);
+
+impl TaskId {
+    /// The next id of this thread's block.
+    fn next() -> TaskId {
+        // Not under loom's model: a plain std atomic, outside every protocol crew checks.
+        static NEXT_BLOCK: AtomicU64 = AtomicU64::new(1);
+        thread_local! {
+            static BLOCK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+        }
+        let reserve = || {
+            // Relaxed: only uniqueness matters, which the read-modify-write gives in any order.
+            let start = NEXT_BLOCK.fetch_add(ID_BLOCK, Ordering::Relaxed);
+            (start, start + ID_BLOCK)
+        };
+        let id = BLOCK
+            .try_with(|block| {
+                let (mut next, mut end) = block.get();
+                if next == end {
+                    (next, end) = reserve();
+                }
+                block.set((next + 1, end));
+                next
+            })
+            // A spawn from a thread-local destructor: an id of its own block.
+            .unwrap_or_else(|_| reserve().0);
+        TaskId(NonZeroU64::new(id).expect("task ids start at 1 and a u64 does not wrap"))
+    }
+
+    /// The id as a number.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::spawn(async {});
+    /// assert!(handle.id().as_u64() > 0);
+    /// # crew::block_on(handle);
+    /// ```
+    pub fn as_u64(self) -> u64 {
+        self.0.get()
+    }
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A task's identity: its id, its name if it was given one ([`Builder::name`]), and the source
+/// location it was spawned from.
+///
+/// [`Builder::name`]: crate::task::Builder::name
+///
+/// # Examples
+///
+/// ```
+/// let handle = crew::task::Builder::new().name("fetch").spawn(async { 1 });
+/// let info = handle.info();
+/// assert_eq!(info.name(), Some("fetch"));
+/// assert_eq!(info.location().file(), file!());
+/// assert_eq!(info.id(), handle.id());
+/// # crew::block_on(handle);
+/// ```
+#[derive(Clone)]
+pub struct TaskInfo {
+    id: TaskId,
+    name: Option<Arc<str>>,
+    location: &'static Location<'static>,
+}
+
+impl TaskInfo {
+    /// A new task's identity: a fresh id.
+    pub(crate) fn new(name: Option<Arc<str>>, location: &'static Location<'static>) -> TaskInfo {
+        TaskInfo { id: TaskId::next(), name, location }
+    }
+
+    /// The task's id.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::spawn(async {});
+    /// assert_eq!(handle.info().id(), handle.id());
+    /// # crew::block_on(handle);
+    /// ```
+    pub fn id(&self) -> TaskId {
+        self.id
+    }
+
+    /// The task's name, if it was given one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::spawn(async {});
+    /// assert_eq!(handle.info().name(), None);
+    /// # crew::block_on(handle);
+    /// ```
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Where the task was spawned: the caller of `spawn` (or of the task builder's `spawn*`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::spawn(async {});
+    /// assert_eq!(handle.info().location().line(), line!() - 1);
+    /// # crew::block_on(handle);
+    /// ```
+    pub fn location(&self) -> &'static Location<'static> {
+        self.location
+    }
+}
+
+impl fmt::Debug for TaskInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskInfo")
+            .field("id", &self.id.as_u64())
+            .field("name", &self.name())
+            .field("location", &format_args!("{}", self.location))
+            .finish()
+    }
+}
+
+/// `task 17 "fetch" spawned at src/main.rs:12:5`, or `task 17 spawned at ...` when unnamed.
+impl fmt::Display for TaskInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "task {}", self.id)?;
+        if let Some(name) = self.name() {
+            write!(f, " {name:?}")?;
+        }
+        write!(f, " spawned at {}", self.location)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_across_threads_and_blocks() {
+        let mut ids: Vec<u64> = (0..4)
+            .map(|_| std::thread::spawn(|| (0..3 * ID_BLOCK).map(|_| TaskId::next().as_u64()).collect::<Vec<_>>()))
+            .flat_map(|thread| thread.join().unwrap())
+            .collect();
+        let len = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), len);
+    }
+
+    #[test]
+    fn display_names_the_id_name_and_location() {
+        let info = TaskInfo::new(Some("fetch".into()), Location::caller());
+        let shown = info.to_string();
+        assert!(shown.starts_with(&format!("task {} \"fetch\" spawned at ", info.id())), "{shown}");
+        assert!(shown.contains(file!()), "{shown}");
+    }
+}
