@@ -14,7 +14,7 @@ use std::panic::Location;
 use async_task::{ScheduleInfo, WithInfo};
 use once_cell::sync::OnceCell;
 
-use crate::config::{BuildError, Builder, WORKERS_ENV};
+use crate::config::{BuildError, Builder, Env};
 use crate::join::JoinHandle;
 use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;
@@ -34,11 +34,7 @@ pub(crate) fn shared() -> &'static Shared {
 }
 
 fn start(builder: Builder) -> Result<Pool, BuildError> {
-    let env = match std::env::var(WORKERS_ENV) {
-        Err(std::env::VarError::NotPresent) => None,
-        value => Some(value),
-    };
-    Pool::start(builder.check(env)?, PoolKind::Global)
+    Pool::start(builder.check(Env::from_process())?, PoolKind::Global)
 }
 
 /// `Builder::build_global`.

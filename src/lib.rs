@@ -74,6 +74,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub, rust_2018_idioms)]
 
+mod block_in_place;
 mod block_on;
 #[cfg(not(loom))]
 mod blocking;
@@ -84,6 +85,7 @@ mod join;
 pub mod net;
 mod policy;
 mod pool;
+mod report;
 mod scheduler;
 mod sync;
 pub mod task;
@@ -96,14 +98,20 @@ mod yield_now;
 #[doc(hidden)]
 pub use scheduler::loom_hook as __loom;
 
+pub use block_in_place::block_in_place;
 pub use block_on::block_on;
 #[cfg(not(loom))]
 pub use blocking::{spawn_blocking, spawn_blocking_with, MAX_BLOCKING_THREADS};
-pub use config::{BuildError, Builder, MAX_STACK_SIZE, MAX_WORKERS, MIN_STACK_SIZE, WORKERS_ENV};
+pub use config::{
+    BuildError, Builder, DEFAULT_SLOW_POLL_THRESHOLD, DEFAULT_TAKEOVER_AFTER, MAX_STACK_SIZE, MAX_STUCK_THREADS,
+    MAX_STUCK_THREADS_ENV, MAX_TAKEOVER_AFTER, MAX_WORKERS, MIN_STACK_SIZE, MIN_TAKEOVER_AFTER, TAKEOVER_ENV,
+    WORKERS_ENV,
+};
 pub use global::{spawn, spawn_with};
 pub use join::JoinHandle;
 pub use policy::{Catch, Ignore, JoinError, Policy, Propagate, CANCELLED_MESSAGE};
 pub use pool::Pool;
+pub use report::{SlowPoll, SlowPollKind};
 pub use yield_now::{yield_now, YieldNow};
 
 /// Async I/O traits and helpers for [`net`]'s sockets: futures-lite's `io` module

@@ -10,6 +10,7 @@
 use std::fmt;
 use std::future::Future;
 use std::panic::Location;
+use std::time::Duration;
 
 use crate::config::{BuildError, Config};
 use crate::join::JoinHandle;
@@ -124,6 +125,35 @@ impl Pool {
     /// ```
     pub fn workers(&self) -> usize {
         self.shared.workers()
+    }
+
+    /// Shuts the pool down as dropping it does, but waits for its threads only up to `timeout`:
+    /// returns true if every thread finished in time. Past the timeout, every task the shutdown
+    /// can reach is dropped all the same (its [`JoinHandle`] reports it cancelled), and a thread
+    /// still stuck inside a poll is left to finish it; it then drops the tasks queued on its
+    /// worker and exits.
+    ///
+    /// Dropping a `Pool` instead waits for every thread, however long: a task whose poll never
+    /// returns (an endless loop, a lock never released) makes the drop wait forever.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let pool = crew::Pool::builder().workers(1).build().unwrap();
+    /// let (started, running) = std::sync::mpsc::channel();
+    /// let (_keep, never) = std::sync::mpsc::channel::<()>();
+    /// pool.spawn(async move {
+    ///     started.send(()).unwrap();
+    ///     let _ = never.recv(); // blocks its thread until the end of this example
+    /// })
+    /// .detach();
+    /// running.recv().unwrap();
+    /// assert!(!pool.shutdown_timeout(Duration::from_millis(50)), "the stuck thread did not finish");
+    /// ```
+    pub fn shutdown_timeout(self, timeout: Duration) -> bool {
+        self.shared.shutdown_within(Some(crate::sync::Deadline::after(timeout)))
     }
 
     /// Starts the workers of a pool with a checked configuration.

@@ -65,7 +65,9 @@ pub(super) fn schedule_local(
 ) -> Result<Pushed, Runnable> {
     let mut task = Some(runnable);
     let pushed = with_core(|current, core| {
-        if !std::ptr::eq(Arc::as_ptr(current), shared) {
+        // A core taken over during this poll takes nothing more: its thread is stuck in the poll
+        // and will give the core up when it returns (see `monitor.rs`).
+        if !std::ptr::eq(Arc::as_ptr(current), shared) || shared.remotes[core.index].progress.load().taken() {
             return None;
         }
         Some(core.push(shared, task.take()?, woken_while_running))
@@ -84,16 +86,31 @@ pub(super) fn schedule_local(
 /// If the fresh thread cannot start (the core stays with this thread).
 #[track_caller]
 pub(crate) fn hand_off_core() {
+    if let Err(err) = try_hand_off_core() {
+        panic!("crew: blocking on a worker thread needs a replacement worker thread, which could not start: {err}");
+    }
+}
+
+/// As [`hand_off_core`], but if the fresh thread cannot start, the core stays with this thread
+/// and the error is returned.
+pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
     let Some((shared, core)) = with_current(|current| Some((current.shared.clone(), current.core.take()?))) else {
-        return;
+        return Ok(());
     };
+    // This thread's poll goes on without a core: its record on the core ends here.
+    if shared.remotes[core.index].progress.end_poll().taken() {
+        // Taken over during this poll: a new thread already runs for it. Give this core up.
+        shared.give_up_core(core);
+        return Ok(());
+    }
     if let Err((core, err)) = Shared::start_worker(&shared, core) {
         with_current(|current| {
             current.core = Some(core);
             Some(())
         });
-        panic!("crew: blocking on a worker thread needs a replacement worker thread, which could not start: {err}");
+        return Err(err);
     }
+    Ok(())
 }
 
 /// A number that spreads spawns over the registry's shards: the worker index on a worker

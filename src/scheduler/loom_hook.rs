@@ -11,7 +11,7 @@ pub struct Sleepers(crate::scheduler::sleep::Sleepers);
 #[allow(missing_docs)]
 impl Sleepers {
     pub fn new(workers: usize) -> Sleepers {
-        Sleepers(crate::scheduler::sleep::Sleepers::new(workers))
+        Sleepers(crate::scheduler::sleep::Sleepers::new(workers, workers, false))
     }
     pub fn notify_one(&self) -> bool {
         self.0.notify_one()

@@ -38,7 +38,9 @@
 //! | `search.rs` | stealing from other workers and the injector |
 //! | `park.rs` | listing a worker as parked, its re-scan, and the blocking wait |
 //! | `sleep/` | the idle-worker protocol (`Sleepers`, `State`, `Parker`) and its proof |
-//! | `watch.rs` | the watcher's rescue of a stuck owner's LIFO task |
+//! | `progress.rs` | a core's progress word: polls begun, one running, reported, taken over |
+//! | `watch.rs` | the watcher's rescue of a stuck owner's LIFO task (some worker is idle) |
+//! | `monitor.rs` | the monitor thread: slow-poll reports, takeover of a stuck worker (none idle) |
 //! | `reactor.rs` | the worker loop as a future inside `async_io::block_on` |
 //! | `reactor_turn.rs` | when that loop lets the reactor turn before yielded tasks |
 //! | `run.rs` | a worker thread's body: the blocking loop, running a task |
@@ -47,9 +49,11 @@
 //! | `registry.rs` | a private pool's live tasks, so that dropping the pool drops them |
 
 mod context;
+mod monitor;
 #[cfg(loom)]
 pub mod loom_hook;
 mod park;
+mod progress;
 // async-io does not build under loom; loom's configs never drive the reactor.
 #[cfg(not(loom))]
 mod reactor;
@@ -64,6 +68,6 @@ mod sleep;
 mod watch;
 mod worker;
 
-pub(crate) use context::{hand_off_core, spawn_hint};
+pub(crate) use context::{hand_off_core, spawn_hint, try_hand_off_core};
 pub(crate) use registry::{Key, Registry};
 pub(crate) use shared::{PoolKind, Shared};

@@ -1,4 +1,4 @@
-//! The worker loop as a future, run by `async_io::block_on` for the thread's whole life, so
+//! The worker loop as a future, run by `async_io::block_on` for the thread's worker life, so
 //! that idle workers drive async-io's reactor (not built under loom: async-io does not build
 //! there, and loom's configs never drive the reactor).
 //!
@@ -57,8 +57,14 @@ impl Future for WorkerLoop<'_> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let WorkerLoop { shared, park } = &mut *self;
         for _ in 0..GLOBAL_QUEUE_INTERVAL {
-            match context::with_core(|_, core| core.poll_next_task(shared, park, cx)) {
-                Some(Poll::Ready(Some(runnable))) => run_task(runnable),
+            let next = context::with_core(|_, core| core.poll_next_task(shared, park, cx).map(|r| r.map(|runnable| (core.index, runnable))));
+            match next {
+                Some(Poll::Ready(Some((index, runnable)))) => {
+                    if !run_task(shared, index, runnable) {
+                        // The core went to another thread, or was taken over.
+                        return Poll::Ready(());
+                    }
+                }
                 Some(Poll::Pending) => return Poll::Pending,
                 // Shutdown, or the core went to another thread (`block_on` in the last task).
                 Some(Poll::Ready(None)) | None => return Poll::Ready(()),
@@ -162,10 +168,11 @@ mod tests {
     /// A one-core pool whose loop never started, its core (inside the reactor if `in_reactor`)
     /// holding one task that was woken while it ran (a yield), or one woken (into the LIFO slot).
     fn core_with_task(in_reactor: bool, yielded: bool) -> (Arc<Shared>, Core) {
-        let config = crate::Builder::new().workers(1).drive_reactor(in_reactor).check(None).unwrap();
+        let config = crate::Builder::new().workers(1).drive_reactor(in_reactor).check(crate::config::Env::none()).unwrap();
         let (shared, mut cores) = Shared::new(config, PoolKind::Private);
         let mut core = cores.pop().unwrap();
-        let (runnable, task) = async_task::spawn(async {}, |_| {});
+        let info = crate::task::TaskInfo::new(None, std::panic::Location::caller());
+        let (runnable, task) = async_task::Builder::new().metadata(info).spawn(|_| async {}, |_| {});
         task.detach();
         core.push(&shared, runnable, yielded);
         (shared, core)

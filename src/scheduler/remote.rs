@@ -4,12 +4,18 @@
 //! - The LIFO slot is *private*: taken from by its owner, and by the watcher only when the
 //!   owner took nothing from it for a whole interval (see `watch.rs`). The deferred list is
 //!   *shared*: any searcher may take its older half as a last resort.
-//! - Only the owner fills either, and only the owner writes the take count; its mutexes are
-//!   uncontended but for the watcher's and searchers' rare looks.
+//! - Only the owner fills either, and only the owner begins and ends polls in the progress word
+//!   (the monitor only flags them, see `progress.rs`); its mutexes are uncontended but for the
+//!   watcher's, the monitor's and searchers' rare looks.
+//! - `current` holds the task of the poll running now only while the pool has a slow-poll hook
+//!   (`Shared::records_polls`): without one, the owner writes nothing per poll but the progress
+//!   word.
 
-use crate::task::Runnable;
+use std::time::Instant;
 
-use crate::sync::{AtomicUsize, Mutex, Ordering, Slot};
+use super::progress::Progress;
+use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, Slot};
+use crate::task::{Runnable, TaskInfo};
 
 /// A core's LIFO slot and deferred list, and the sign of its progress that the watcher reads.
 pub(super) struct Remote {
@@ -19,32 +25,50 @@ pub(super) struct Remote {
     /// back until the owner runs out of other work or reaches its fairness tick. Searchers take
     /// from it as a last resort.
     pub(super) deferred: Mutex<Vec<Runnable>>,
-    /// How many times the owner took from its LIFO slot, wrapping. While the slot holds a
-    /// task, a count that does not move means the owner is stuck inside a poll.
-    taken: AtomicUsize,
+    /// The owner's polls (see `progress.rs`): a value that does not move while it is inside a
+    /// poll means the owner is stuck in that poll.
+    pub(super) progress: Progress,
+    /// The poll running now, for slow-poll reports (see the module docs).
+    pub(super) current: Mutex<CurrentPoll>,
+    /// Set while a thread runs this core's loop (cleared when it retires or gives the core up;
+    /// kept across a hand-off, which moves the loop to another thread): not a spare.
+    pub(super) active: AtomicBool,
+    /// The worker number this core runs as: its thread is named `{prefix}-{worker}`, and reports
+    /// name it. A core that takes over a stuck one runs as that one's number, so the pool's
+    /// workers keep their names; `usize::MAX` for a spare.
+    pub(super) worker: AtomicUsize,
+}
+
+/// What the slow-poll reports know of a core's current poll.
+#[derive(Debug, Default)]
+pub(super) struct CurrentPoll {
+    /// The task being polled (recorded only while the pool has a slow-poll hook).
+    pub(super) task: Option<TaskInfo>,
+    /// When the monitor first saw this poll running, once it reported it as slow.
+    pub(super) slow_since: Option<Instant>,
 }
 
 impl Remote {
     pub(super) fn new() -> Remote {
-        Remote { lifo: Slot::new(), deferred: Mutex::new(Vec::new()), taken: AtomicUsize::new(0) }
+        Remote {
+            lifo: Slot::new(),
+            deferred: Mutex::new(Vec::new()),
+            progress: Progress::default(),
+            current: Mutex::new(CurrentPoll::default()),
+            active: AtomicBool::new(false),
+            worker: AtomicUsize::new(usize::MAX),
+        }
     }
 
-    /// Called by the owner each time it takes from its LIFO slot.
-    #[inline]
-    pub(super) fn count_take(&self) {
-        // Relaxed: a hint for the watcher. Only the owner writes it, so a load and a store do;
-        // a stale value read by the watcher delays a rescue by one interval or makes it steal
-        // early from a live owner, and either way the task runs exactly once (the slot is
-        // mutex-guarded).
-        let taken = self.taken.load(Ordering::Relaxed);
-        self.taken.store(taken.wrapping_add(1), Ordering::Relaxed);
-    }
-
-    /// The owner's take count (see `count_take`).
-    #[inline]
-    pub(super) fn taken(&self) -> usize {
-        // Relaxed: as in `count_take`.
-        self.taken.load(Ordering::Relaxed)
+    /// Records `task` as the one this core polls now (for slow-poll reports).
+    pub(super) fn record_poll(&self, task: &TaskInfo) {
+        let previous = {
+            let mut current = lock(&self.current);
+            current.slow_since = None;
+            current.task.replace(task.clone())
+        };
+        // Dropped after unlocking: a name's last reference frees memory.
+        drop(previous);
     }
 
     /// True if the LIFO slot holds a task.

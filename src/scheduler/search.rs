@@ -51,9 +51,10 @@ impl Core {
     fn steal(&mut self, shared: &Shared) -> Option<Runnable> {
         // A scan starts after a SeqCst fence (see `sleep/README.md`'s proof).
         fence(Ordering::SeqCst);
-        let workers = shared.workers();
-        let (start, me) = (self.rng.below(workers), self.index);
-        let victims = (0..workers).map(|offset| (start + offset) % workers).filter(|&victim| victim != me);
+        // Every core slot: a spare's deque is empty, but a stuck core's, taken over, may not be.
+        let slots = shared.slots();
+        let (start, me) = (self.rng.below(slots), self.index);
+        let victims = (0..slots).map(|offset| (start + offset) % slots).filter(|&victim| victim != me);
         for victim in victims.clone() {
             if let Some(runnable) = retry(|| shared.stealers[victim].steal_batch_and_pop(&self.local)) {
                 return Some(runnable);

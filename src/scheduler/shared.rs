@@ -75,11 +75,16 @@ pub(crate) struct Shared {
     pub(super) cores_running: AtomicUsize,
     pub(super) cores_exited: Event,
     pub(super) threads: Mutex<Vec<thread::JoinHandle<()>>>,
+    /// Spare cores, not run by any thread: what a takeover hands to a new thread, and where a
+    /// core given up by a stuck thread goes back (see `monitor.rs`). Their slots (indices
+    /// `workers..` at the start) are in `stealers`, `remotes` and the sleepers like any core's.
+    pub(super) spares: Mutex<Vec<Box<Core>>>,
     pub(super) config: Config,
 }
 
 impl Shared {
-    /// Starts the workers of a pool with a checked configuration.
+    /// Starts the workers (and the monitor, if the configuration wants one) of a pool with a
+    /// checked configuration.
     pub(crate) fn start(config: Config, kind: PoolKind) -> Result<Arc<Shared>, BuildError> {
         let workers = config.workers;
         let (shared, cores) = Shared::new(config, kind);
@@ -91,19 +96,26 @@ impl Shared {
                 return Err(BuildError::spawn(err));
             }
         }
+        if shared.config.monitor {
+            if let Err(err) = super::monitor::start(&shared) {
+                shared.shutdown();
+                return Err(BuildError::spawn(err));
+            }
+        }
         Ok(shared)
     }
 
-    /// The state of a pool of `config.workers` cores, and the cores, whose loops are yet to start
-    /// (counted as running from here on).
+    /// The state of a pool of `config.workers` cores (and `config.max_stuck_threads` spare
+    /// ones), and the cores, whose loops are yet to start (counted as running from here on).
     pub(super) fn new(config: Config, kind: PoolKind) -> (Arc<Shared>, Vec<Core>) {
         let (workers, in_reactor) = (config.workers, config.drive_reactor);
-        let locals: Vec<Worker<Runnable>> = (0..workers).map(|_| Worker::new_fifo()).collect();
+        let slots = workers + config.max_stuck_threads;
+        let locals: Vec<Worker<Runnable>> = (0..slots).map(|_| Worker::new_fifo()).collect();
         let shared = Arc::new(Shared {
             injector: CachePadded::new(Injector::new()),
             stealers: locals.iter().map(Worker::stealer).collect(),
-            remotes: (0..workers).map(|_| CachePadded::new(Remote::new())).collect(),
-            sleepers: Sleepers::new(workers),
+            remotes: (0..slots).map(|_| CachePadded::new(Remote::new())).collect(),
+            sleepers: Sleepers::new(workers, slots, config.monitor),
             registry: match kind {
                 PoolKind::Global => None,
                 PoolKind::Private => Some(Arc::new(Registry::new(workers))),
@@ -113,16 +125,43 @@ impl Shared {
             cores_running: AtomicUsize::new(workers),
             cores_exited: Event::new(),
             threads: Mutex::new(Vec::with_capacity(workers)),
+            spares: Mutex::new(Vec::with_capacity(slots - workers)),
             config,
         });
-        let cores = locals.into_iter().enumerate().map(|(index, local)| Core::new(index, local, in_reactor)).collect();
+        for (index, remote) in shared.remotes.iter().enumerate().take(workers) {
+            // Relaxed: set before any thread that reads it starts.
+            remote.worker.store(index, Ordering::Relaxed);
+        }
+        let mut cores: Vec<Core> =
+            locals.into_iter().enumerate().map(|(index, local)| Core::new(index, local, in_reactor)).collect();
+        // Handed out last-in first-out: the lowest spare index first.
+        lock(&shared.spares).extend(cores.drain(workers..).rev().map(Box::new));
         (shared, cores)
     }
 
-    /// The number of cores.
+    /// The number of cores that run at once: the pool's workers.
     #[inline]
     pub(crate) fn workers(&self) -> usize {
+        self.config.workers
+    }
+
+    /// The number of core slots: the workers and the spare cores.
+    #[inline]
+    pub(super) fn slots(&self) -> usize {
         self.stealers.len()
+    }
+
+    /// The worker number core `index` runs as (see `Remote::worker`).
+    pub(super) fn worker_number(&self, index: usize) -> usize {
+        // Relaxed: written before the thread that runs the core starts, or by the monitor for a
+        // spare it is about to start; read for names and reports.
+        self.remotes[index].worker.load(Ordering::Relaxed)
+    }
+
+    /// Whether each poll records its task for the slow-poll reports (a hook is set).
+    #[inline]
+    pub(super) fn records_polls(&self) -> bool {
+        self.config.on_slow_poll.is_some()
     }
 
     /// The prefix of the worker threads' names.
@@ -194,7 +233,7 @@ impl Shared {
 
     /// Pushes a task woken outside this pool's workers into the injector. After shutdown the
     /// task stays there to be dropped by shutdown's drains, never here (see the module docs).
-    fn push_remote(&self, runnable: Runnable) {
+    pub(super) fn push_remote(&self, runnable: Runnable) {
         self.injector.push(runnable);
         // Pairs with the fence in `shutdown`: either this load sees the flag, or shutdown's
         // drain sees the push. (`notify_one` has its own fence for the sleepers.)
@@ -212,12 +251,29 @@ impl Shared {
 
     /// Starts a thread running the worker loop of `core`. On failure gives `core` back.
     pub(super) fn start_worker(this: &Arc<Self>, core: Box<Core>) -> Result<(), (Box<Core>, io::Error)> {
-        let mut builder = thread::Builder::new().name(format!("{}-{}", this.config.thread_name, core.index));
+        match Shared::start_worker_if(this, core, |_| true) {
+            Ok(_) => Ok(()),
+            Err(failed) => Err(failed),
+        }
+    }
+
+    /// Starts a thread for the worker loop of `core`, which it runs only if `go`, called with
+    /// the core once the thread exists and before the thread can take it, says so. Gives `core`
+    /// back if `go` said no (`Ok(Some)`; that thread then exits at once) or if no thread could
+    /// start (`Err`, and `go` was not called).
+    pub(super) fn start_worker_if(
+        this: &Arc<Self>,
+        core: Box<Core>,
+        go: impl FnOnce(&mut Core) -> bool,
+    ) -> Result<Option<Box<Core>>, (Box<Core>, io::Error)> {
+        let mut builder = thread::Builder::new().name(format!("{}-{}", this.config.thread_name, this.worker_number(core.index)));
         if let Some(bytes) = this.config.stack_size {
             builder = builder.stack_size(bytes);
         }
-        // The core travels through a slot so that a failed spawn can give it back.
+        // The core travels through a slot, locked here until `go` decided: the thread waits for
+        // the lock, and then finds the core, or nothing.
         let slot = Arc::new(Mutex::new(Some(core)));
+        let mut held = lock(&slot);
         let (for_thread, shared) = (slot.clone(), this.clone());
         let spawned = builder.spawn(move || {
             let core = lock(&for_thread).take();
@@ -227,11 +283,14 @@ impl Shared {
         });
         match spawned {
             Ok(handle) => {
+                let core = held.as_mut().expect("the core stays in its slot until released");
+                let given_back = if go(core) { None } else { held.take() };
+                drop(held);
                 this.keep_thread(handle);
-                Ok(())
+                Ok(given_back)
             }
             Err(err) => {
-                let core = lock(&slot).take().expect("a thread that failed to start cannot have taken its core");
+                let core = held.take().expect("a thread that failed to start cannot have taken its core");
                 Err((core, err))
             }
         }
@@ -240,7 +299,7 @@ impl Shared {
     /// Keeps a new worker thread's handle for shutdown to join, joining the threads that gave
     /// their core away and returned, so that a long-lived pool (the global one is never dropped)
     /// does not pile up exited-but-unjoined threads, each holding its stack until joined.
-    fn keep_thread(&self, handle: thread::JoinHandle<()>) {
+    pub(super) fn keep_thread(&self, handle: thread::JoinHandle<()>) {
         let finished = {
             let mut threads = lock(&self.threads);
             let (finished, running) = std::mem::take(&mut *threads).into_iter().partition(crate::sync::is_finished);

@@ -13,25 +13,36 @@
 //! - No task is dropped inside a wake or under one of crew's locks: a future's drop may wake
 //!   other tasks or take locks that a waker's caller holds.
 
-use crate::task::Runnable;
-
 use super::context;
+use crate::task::Runnable;
 use super::shared::Shared;
 use super::worker::Core;
-use crate::sync::{fence, lock, retry, thread, Listener, Ordering};
+use crate::sync::{fence, is_finished, lock, planted_bug, retry, thread, wait_until, Deadline, Listener, Ordering};
 
 impl Shared {
-    /// Stops the pool: see the module docs for the order of steps.
+    /// Stops the pool: see the module docs for the order of steps. Waits for every thread,
+    /// including one stuck forever inside a poll.
     pub(crate) fn shutdown(&self) {
+        self.shutdown_within(None);
+    }
+
+    /// As [`shutdown`](Shared::shutdown), but waits for the worker loops only until `deadline`:
+    /// then drops every task it can reach and returns false, leaving the threads still inside a
+    /// poll to exit (dropping their own queued tasks) once it returns. True if every thread
+    /// was joined. False too if another caller had begun the shutdown already.
+    pub(crate) fn shutdown_within(&self, deadline: Option<Deadline>) -> bool {
         if self.shutdown.swap(true, Ordering::SeqCst) {
-            return;
+            return false;
         }
         // Shutdown blocks this thread. If it runs a worker (of this pool or another), its core
         // goes to a fresh thread first: nothing waits behind us, and a pool dropped from one of
         // its own workers does not wait for itself (the fresh thread sees the flag and exits).
         context::hand_off_core();
         self.sleepers.notify_all();
-        self.wait_for_cores();
+        if let Some(busy) = self.sleepers.busy() {
+            busy.event.notify(usize::MAX);
+        }
+        let all_exited = self.wait_for_cores(deadline.as_ref());
         // Pairs with the fence in `push_remote`: from here on every push is seen by a drain.
         fence(Ordering::SeqCst);
         if let Some(registry) = self.registry() {
@@ -48,13 +59,18 @@ impl Shared {
         loop {
             let handles = std::mem::take(&mut *lock(&self.threads));
             if handles.is_empty() {
-                break;
+                return all_exited;
             }
             for handle in handles {
-                if handle.thread().id() != me {
+                // Past the deadline, a thread still inside a poll is left to exit on its own
+                // (dropping its handle detaches it); the others have returned or are about to.
+                if handle.thread().id() != me && (all_exited || is_finished(&handle)) {
                     // A worker thread only panics on a bug in crew; shutdown goes on regardless.
                     let _ = handle.join();
                 }
+            }
+            if !all_exited {
+                return false;
             }
         }
     }
@@ -76,18 +92,53 @@ impl Shared {
         }
     }
 
-    fn wait_for_cores(&self) {
+    /// Waits until every core's loop has exited (true), or until `deadline` (false).
+    fn wait_for_cores(&self, deadline: Option<&Deadline>) -> bool {
         loop {
             if self.cores_running.load(Ordering::SeqCst) == 0 {
-                return;
+                return true;
             }
             let listener = self.cores_exited.listen();
             // Pairs with `notify`'s fence: the listener is registered before the re-check.
             fence(Ordering::SeqCst);
             if self.cores_running.load(Ordering::SeqCst) == 0 {
-                return;
+                return true;
             }
-            listener.wait();
+            match deadline {
+                None => listener.wait(),
+                Some(deadline) => {
+                    if !wait_until(listener, deadline) && deadline.has_passed() {
+                        return self.cores_running.load(Ordering::SeqCst) == 0;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Called by a thread whose poll ended to find its core taken over (or that hands off a core
+    /// taken over during its poll): its queued tasks go to the injector, announced, and the core
+    /// becomes a spare for the next takeover. After shutdown, the injector's drains (or a reaper
+    /// thread) drop those tasks, as for any late push.
+    pub(super) fn give_up_core(&self, mut core: Box<Core>) {
+        let remote = &self.remotes[core.index];
+        let mut queued: Vec<Runnable> = remote.lifo.take().into_iter().collect();
+        queued.append(&mut lock(&remote.deferred));
+        queued.extend(std::iter::from_fn(|| core.local.pop()));
+        for runnable in queued {
+            if planted_bug!("takeover_drops_queue") {
+                drop(runnable);
+            } else {
+                self.push_remote(runnable);
+            }
+        }
+        core.reset_as_spare();
+        remote.progress.reset();
+        // Relaxed: see `Shared::worker_number`; the core runs as another number next time.
+        remote.worker.store(usize::MAX, Ordering::Relaxed);
+        lock(&self.spares).push(core);
+        // SeqCst pairs with the loads in `wait_for_cores`: the takeover counted the new thread.
+        if self.cores_running.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.cores_exited.notify(usize::MAX);
         }
     }
 
@@ -142,7 +193,8 @@ mod tests {
 
     #[test]
     fn threads_that_gave_their_core_away_are_reaped() {
-        let pool = crate::Builder::new().workers(1).build().unwrap();
+        // No monitor thread: the list holds worker threads only.
+        let pool = crate::Builder::new().workers(1).takeover(false).build().unwrap();
         let handles = || lock(&pool.shared().threads).len();
         // Each block_on on the worker starts a replacement thread; the old one returns after
         // its task's poll. Without reaping, the list only grows.

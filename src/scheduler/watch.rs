@@ -11,11 +11,12 @@
 //!   slot, and it parks with a deadline [`WATCH_INTERVAL`] away. At the deadline it wakes itself
 //!   (dropping the role); any other wake drops the role as well.
 //! - On waking at or after its deadline, the watcher moves into its own deque the task in the
-//!   LIFO slot of each core whose take count (`Remote::taken`) has not moved since the role
-//!   began. An owner takes from its slot at every pick once a task is pushed there, so an
-//!   unchanged count means the owner picked nothing for the whole interval: it was inside one
+//!   LIFO slot of each core whose progress word (`progress.rs`, the same sign of life the
+//!   monitor reads) shows no poll begun or ended since the role began. An owner takes from its
+//!   slot at every pick once a task is pushed there, and never parks with it full, so an
+//!   unchanged word means the owner picked nothing for the whole interval: it was inside one
 //!   poll (blocked, or busy with long work), in a reactor turn, or not scheduled by the OS. The
-//!   count is read `Relaxed`, so it may also be stale and the owner live. None of this is proof
+//!   word is read `Relaxed`, so it may also be stale and the owner live. None of this is proof
 //!   of a stuck owner, and none needs to be: the slot is mutex-guarded, so the task runs exactly
 //!   once whoever takes it; a wrong guess only moves it off a warm worker. Then the watcher
 //!   searches and parks as any worker does, taking the role again if a LIFO slot still holds a
@@ -31,6 +32,7 @@ use std::time::Duration;
 
 use crate::task::Runnable;
 
+use super::progress::Seen;
 use super::shared::Shared;
 use crate::sync::{Deadline, Worker};
 
@@ -38,11 +40,11 @@ use crate::sync::{Deadline, Worker};
 /// it takes the task.
 pub(super) const WATCH_INTERVAL: Duration = Duration::from_micros(250);
 
-/// One term of the watcher role: when it ends and each core's take count when it began.
+/// One term of the watcher role: when it ends and each core's progress when it began.
 #[derive(Debug)]
 pub(super) struct Watch {
     deadline: Deadline,
-    taken: Box<[usize]>,
+    progress: Box<[Seen]>,
 }
 
 impl Watch {
@@ -50,7 +52,7 @@ impl Watch {
     pub(super) fn start(shared: &Shared) -> Watch {
         Watch {
             deadline: Deadline::after(WATCH_INTERVAL),
-            taken: shared.remotes.iter().map(|remote| remote.taken()).collect(),
+            progress: shared.remotes.iter().map(|remote| remote.progress.load()).collect(),
         }
     }
 
@@ -67,7 +69,7 @@ impl Watch {
             return;
         }
         for (index, remote) in shared.remotes.iter().enumerate() {
-            if index == me || remote.taken() != self.taken[index] {
+            if index == me || !remote.progress.load().same_as(self.progress[index]) {
                 continue;
             }
             if let Some(runnable) = remote.lifo.take() {

@@ -58,6 +58,9 @@ pub(super) struct Core {
     pub(super) parked: bool,
     /// The current term, while this core holds the watcher role or was last woken from it.
     pub(super) watch: Option<Watch>,
+    /// Set when this core's thread learnt, at the end of a poll, that the monitor took the core
+    /// over: the thread gives it up instead of running its loop on (see `monitor.rs`).
+    pub(super) taken_over: bool,
     pub(super) reactor_turn: ReactorTurn,
 }
 
@@ -89,8 +92,20 @@ impl Core {
             spawns: 0,
             parked: false,
             watch: None,
+            taken_over: false,
             reactor_turn: ReactorTurn::new(in_reactor),
         }
+    }
+
+    /// Makes a core given up after a takeover, its queues emptied, ready to be a spare.
+    pub(super) fn reset_as_spare(&mut self) {
+        self.lifo_filled = false;
+        self.deferred_filled = false;
+        self.lifo_polls = 0;
+        self.searching = false;
+        self.parked = false;
+        self.watch = None;
+        self.taken_over = false;
     }
 
     /// Puts a task scheduled on this worker's thread into its queues: a task woken while it ran
@@ -234,10 +249,7 @@ impl Core {
         if !std::mem::replace(&mut self.lifo_filled, false) {
             return None;
         }
-        let remote = &shared.remotes[self.index];
-        let runnable = remote.lifo.take()?;
-        remote.count_take();
-        Some(runnable)
+        shared.remotes[self.index].lifo.take()
     }
 }
 

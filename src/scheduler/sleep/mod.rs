@@ -22,14 +22,32 @@ mod state;
 use parker::Parker;
 pub(super) use state::State;
 
-use crate::sync::{fence, lock, planted_bug, AtomicUsize, CachePadded, Deadline, EventListener, Mutex, Ordering};
+use crate::sync::{
+    fence, lock, planted_bug, AtomicBool, AtomicUsize, CachePadded, Deadline, Event, EventListener, Mutex, Ordering,
+};
 
 /// The idle-worker bookkeeping of one pool.
 #[derive(Debug)]
 pub(super) struct Sleepers {
     state: CachePadded<AtomicUsize>,
     idle: Mutex<Idle>,
+    /// One per core slot, spare cores included.
     parkers: Box<[Parker]>,
+    /// The number of cores that run at once (the pool's workers): what `unparked` counts up to.
+    workers: usize,
+    /// The monitor's wake-up (`monitor.rs`); `None` when the pool has no monitor.
+    busy: Option<Busy>,
+}
+
+/// How the monitor, asleep while every worker is parked, learns that the pool is busy again.
+#[derive(Debug, Default)]
+pub(super) struct Busy {
+    /// Notified by the first worker to unpark while `idle_wait` is set, and by shutdown.
+    pub(super) event: Event,
+    /// Set while the monitor waits for the pool to get busy: only then does an unpark notify,
+    /// so a pool that goes idle and busy again many times a second does not wake the monitor
+    /// each time.
+    pub(super) idle_wait: AtomicBool,
 }
 
 /// What the `idle` mutex guards.
@@ -43,17 +61,26 @@ struct Idle {
 }
 
 impl Sleepers {
-    /// All `workers` start running, none searching.
-    pub(super) fn new(workers: usize) -> Sleepers {
+    /// All `workers` start running, none searching; `slots` cores may park in all (the workers
+    /// and the spare cores that replace a stuck one, see `monitor.rs`). `busy`: a monitor listens
+    /// for the pool getting busy.
+    pub(super) fn new(workers: usize, slots: usize, busy: bool) -> Sleepers {
         Sleepers {
             state: CachePadded::new(AtomicUsize::new(State::new(workers, 0).0)),
             idle: Mutex::new(Idle { sleeping: Vec::with_capacity(workers), watcher: None }),
-            parkers: (0..workers).map(|_| Parker::default()).collect(),
+            parkers: (0..slots).map(|_| Parker::default()).collect(),
+            workers,
+            busy: busy.then(Busy::default),
         }
     }
 
     fn workers(&self) -> usize {
-        self.parkers.len()
+        self.workers
+    }
+
+    /// The monitor's wake-up (see `busy`).
+    pub(super) fn busy(&self) -> Option<&Busy> {
+        self.busy.as_ref()
     }
 
     pub(super) fn state(&self) -> State {
@@ -109,7 +136,15 @@ impl Sleepers {
             // WATCHING is set: subtracting it borrows nothing.
             delta = delta.wrapping_sub(State::WATCHING);
         }
-        self.state.fetch_add(delta, Ordering::SeqCst);
+        let prev = State(self.state.fetch_add(delta, Ordering::SeqCst));
+        if let Some(busy) = &self.busy {
+            // SeqCst pairs with the monitor's store and fence before its re-check: either it
+            // sees this worker unparked, or this load sees it waiting.
+            if prev.unparked() == 0 && busy.idle_wait.load(Ordering::SeqCst) {
+                // The pool was idle: the monitor starts sampling again.
+                busy.event.notify(1);
+            }
+        }
     }
 
     /// Wakes every parked worker (for shutdown). The woken workers are not searching.
@@ -250,7 +285,7 @@ mod tests {
 
     #[test]
     fn a_private_push_wakes_nobody_while_a_watcher_exists() {
-        let sleepers = Sleepers::new(3);
+        let sleepers = Sleepers::new(3, 3, false);
         assert!(sleepers.list_parked(0, false));
         assert!(sleepers.list_parked(1, false));
         assert!(sleepers.try_become_watcher(1), "no watcher yet, and worker 1 is parked");
@@ -268,7 +303,7 @@ mod tests {
 
     #[test]
     fn a_private_push_wakes_a_searcher_when_there_is_no_watcher() {
-        let sleepers = Sleepers::new(2);
+        let sleepers = Sleepers::new(2, 2, false);
         assert!(sleepers.list_parked(0, false));
         assert!(sleepers.notify_private());
         assert_eq!(sleepers.state(), State::new(2, 1));
@@ -278,7 +313,7 @@ mod tests {
 
     #[test]
     fn only_a_listed_worker_takes_the_watcher_role() {
-        let sleepers = Sleepers::new(2);
+        let sleepers = Sleepers::new(2, 2, false);
         assert!(!sleepers.try_become_watcher(0), "worker 0 is running");
         assert!(sleepers.list_parked(0, false));
         assert!(sleepers.notify_one(), "worker 0 is picked before it could take the role");
@@ -289,7 +324,7 @@ mod tests {
 
     #[test]
     fn the_watcher_wakes_itself_at_its_deadline_and_drops_the_role() {
-        let sleepers = Sleepers::new(2);
+        let sleepers = Sleepers::new(2, 2, false);
         assert!(sleepers.list_parked(0, false));
         assert!(sleepers.try_become_watcher(0));
         let deadline = Deadline::after(std::time::Duration::from_millis(1));
@@ -308,7 +343,7 @@ mod tests {
 
     #[test]
     fn shutdown_drops_the_watcher_role() {
-        let sleepers = Sleepers::new(2);
+        let sleepers = Sleepers::new(2, 2, false);
         assert!(sleepers.list_parked(0, false));
         assert!(sleepers.try_become_watcher(0));
         sleepers.notify_all();
@@ -319,7 +354,7 @@ mod tests {
 
     #[test]
     fn searchers_are_capped_at_half_the_workers() {
-        let sleepers = Sleepers::new(4);
+        let sleepers = Sleepers::new(4, 4, false);
         assert!(sleepers.try_start_searching());
         assert!(sleepers.try_start_searching());
         assert!(!sleepers.try_start_searching());
@@ -329,7 +364,7 @@ mod tests {
 
     #[test]
     fn notify_wakes_one_sleeper_as_a_searcher_and_no_more() {
-        let sleepers = Sleepers::new(3);
+        let sleepers = Sleepers::new(3, 3, false);
         assert!(!sleepers.notify_one(), "nobody is parked");
         assert!(sleepers.list_parked(0, false), "nobody searches: re-scan");
         assert!(sleepers.list_parked(1, false));
@@ -343,7 +378,7 @@ mod tests {
 
     #[test]
     fn last_searcher_to_park_is_told_to_rescan() {
-        let sleepers = Sleepers::new(2);
+        let sleepers = Sleepers::new(2, 2, false);
         assert!(sleepers.try_start_searching());
         assert!(sleepers.list_parked(0, true));
         assert_eq!(sleepers.state(), State::new(1, 0));

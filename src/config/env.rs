@@ -1,0 +1,160 @@
+//! The `CREW_` environment variables that configure the global pool, read once when it starts.
+//!
+//! Invariants:
+//! - A variable applies only where the [`Builder`](crate::Builder) left its setting unset.
+//! - A value is ASCII decimal digits only (or `off` where the variable says so): no sign, no
+//!   `0x`, no surrounding whitespace. A bad value is a [`BuildError`] that quotes it, names the
+//!   variable and says what is accepted; there is no silent fallback.
+
+use std::env::VarError;
+use std::time::Duration;
+
+use super::error::BuildError;
+use super::{MAX_STUCK_THREADS, MAX_TAKEOVER_AFTER, MAX_WORKERS, MIN_TAKEOVER_AFTER};
+
+/// The environment variable that sizes the global pool: a whole number in `1..=1024`, written in
+/// decimal digits only (leading zeros are fine; a sign, a `0x` prefix or surrounding whitespace
+/// is an error that quotes the value).
+///
+/// # Examples
+///
+/// ```
+/// // Read once, when the global pool starts; `CREW_WORKERS=4 cargo run` gives it 4 workers.
+/// assert_eq!(crew::WORKERS_ENV, "CREW_WORKERS");
+/// ```
+pub const WORKERS_ENV: &str = "CREW_WORKERS";
+
+/// The environment variable that sets the global pool's takeover threshold
+/// ([`Builder::takeover_after`](crate::Builder::takeover_after)) in whole milliseconds, in
+/// `1..=3600000`, or `off` to turn takeover off ([`Builder::takeover`](crate::Builder::takeover)).
+///
+/// # Examples
+///
+/// ```
+/// // `CREW_TAKEOVER_MS=50 cargo run`: a worker stuck in one poll for 50 ms is taken over.
+/// assert_eq!(crew::TAKEOVER_ENV, "CREW_TAKEOVER_MS");
+/// ```
+pub const TAKEOVER_ENV: &str = "CREW_TAKEOVER_MS";
+
+/// The environment variable that caps the global pool's stuck threads
+/// ([`Builder::max_stuck_threads`](crate::Builder::max_stuck_threads)): a whole number in
+/// `0..=1024`.
+///
+/// # Examples
+///
+/// ```
+/// // `CREW_MAX_STUCK_THREADS=16 cargo run`: at most 16 threads stuck in a poll after a takeover.
+/// assert_eq!(crew::MAX_STUCK_THREADS_ENV, "CREW_MAX_STUCK_THREADS");
+/// ```
+pub const MAX_STUCK_THREADS_ENV: &str = "CREW_MAX_STUCK_THREADS";
+
+/// One variable as read: unset, or its value (`Err` if not Unicode).
+pub(crate) type Var = Option<Result<String, VarError>>;
+
+/// The variables a pool's configuration may take from the environment.
+#[derive(Debug, Default)]
+pub(crate) struct Env {
+    pub(crate) workers: Var,
+    pub(crate) takeover: Var,
+    pub(crate) max_stuck_threads: Var,
+}
+
+impl Env {
+    /// No variable set: a private pool's configuration.
+    pub(crate) fn none() -> Env {
+        Env::default()
+    }
+
+    /// The process's variables, for the global pool.
+    pub(crate) fn from_process() -> Env {
+        let read = |name| match std::env::var(name) {
+            Err(VarError::NotPresent) => None,
+            value => Some(value),
+        };
+        Env { workers: read(WORKERS_ENV), takeover: read(TAKEOVER_ENV), max_stuck_threads: read(MAX_STUCK_THREADS_ENV) }
+    }
+}
+
+/// A variable's text, or the error that quotes a value that is not Unicode.
+fn text<'a>(name: &'static str, var: &'a Var, expected: &'static str) -> Result<Option<&'a str>, BuildError> {
+    match var {
+        None => Ok(None),
+        Some(Ok(value)) => Ok(Some(value)),
+        Some(Err(VarError::NotUnicode(raw))) => Err(BuildError::env(name, raw.to_string_lossy().into_owned(), expected)),
+        Some(Err(VarError::NotPresent)) => Ok(None),
+    }
+}
+
+/// A whole number in `range`, in ASCII decimal digits only.
+fn number(name: &'static str, value: &str, range: std::ops::RangeInclusive<u64>, expected: &'static str) -> Result<u64, BuildError> {
+    let bad = || BuildError::env(name, value.to_owned(), expected);
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    value.parse::<u64>().ok().filter(|n| range.contains(n)).ok_or_else(bad)
+}
+
+const WORKERS_EXPECTED: &str = "a whole number of worker threads in 1..=1024, in decimal digits only (no sign, prefix or spaces)";
+const TAKEOVER_EXPECTED: &str = "a whole number of milliseconds in 1..=3600000 (decimal digits only), or `off`";
+const STUCK_EXPECTED: &str = "a whole number of threads in 0..=1024, in decimal digits only (no sign, prefix or spaces)";
+
+/// `CREW_WORKERS`, if set.
+pub(crate) fn workers(env: &Env) -> Result<Option<usize>, BuildError> {
+    let Some(value) = text(WORKERS_ENV, &env.workers, WORKERS_EXPECTED)? else { return Ok(None) };
+    Ok(Some(number(WORKERS_ENV, value, 1..=MAX_WORKERS as u64, WORKERS_EXPECTED)? as usize))
+}
+
+/// `CREW_TAKEOVER_MS`, if set: `Some(None)` for `off`.
+pub(crate) fn takeover(env: &Env) -> Result<Option<Option<Duration>>, BuildError> {
+    let Some(value) = text(TAKEOVER_ENV, &env.takeover, TAKEOVER_EXPECTED)? else { return Ok(None) };
+    if value == "off" {
+        return Ok(Some(None));
+    }
+    let range = MIN_TAKEOVER_AFTER.as_millis() as u64..=MAX_TAKEOVER_AFTER.as_millis() as u64;
+    Ok(Some(Some(Duration::from_millis(number(TAKEOVER_ENV, value, range, TAKEOVER_EXPECTED)?))))
+}
+
+/// `CREW_MAX_STUCK_THREADS`, if set.
+pub(crate) fn max_stuck_threads(env: &Env) -> Result<Option<usize>, BuildError> {
+    let Some(value) = text(MAX_STUCK_THREADS_ENV, &env.max_stuck_threads, STUCK_EXPECTED)? else { return Ok(None) };
+    Ok(Some(number(MAX_STUCK_THREADS_ENV, value, 0..=MAX_STUCK_THREADS as u64, STUCK_EXPECTED)? as usize))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(value: &str) -> Var {
+        Some(Ok(value.to_owned()))
+    }
+
+    #[test]
+    fn values_in_range_parse() {
+        let env = Env { workers: set("0016"), takeover: set("250"), max_stuck_threads: set("0") };
+        assert_eq!(workers(&env).unwrap(), Some(16));
+        assert_eq!(takeover(&env).unwrap(), Some(Some(Duration::from_millis(250))));
+        assert_eq!(max_stuck_threads(&env).unwrap(), Some(0));
+        let env = Env { takeover: set("off"), ..Env::none() };
+        assert_eq!(takeover(&env).unwrap(), Some(None));
+        assert_eq!(workers(&Env::none()).unwrap(), None);
+    }
+
+    #[test]
+    fn bad_values_name_the_variable_value_and_what_is_accepted() {
+        for bad in ["abc", "0", "-1", "1025", "99999999999999999999999", "", "4 workers", "+3", "2.5", " 4 ", "4\n", "\t4"] {
+            let msg = workers(&Env { workers: set(bad), ..Env::none() }).unwrap_err().to_string();
+            assert!(msg.starts_with(&format!("CREW_WORKERS={bad:?} is invalid")), "{msg}");
+            assert!(msg.contains("1..=1024"), "{msg}");
+        }
+        for bad in ["0", "OFF", "3600001", " 5", "1e3", "10ms"] {
+            let msg = takeover(&Env { takeover: set(bad), ..Env::none() }).unwrap_err().to_string();
+            assert!(msg.starts_with(&format!("CREW_TAKEOVER_MS={bad:?} is invalid")), "{msg}");
+            assert!(msg.contains("1..=3600000") && msg.contains("`off`"), "{msg}");
+        }
+        for bad in ["1025", "-1", "x"] {
+            let msg = max_stuck_threads(&Env { max_stuck_threads: set(bad), ..Env::none() }).unwrap_err().to_string();
+            assert!(msg.starts_with(&format!("CREW_MAX_STUCK_THREADS={bad:?} is invalid")), "{msg}");
+            assert!(msg.contains("0..=1024"), "{msg}");
+        }
+    }
+}

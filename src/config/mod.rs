@@ -1,0 +1,481 @@
+//! Pool configuration: the [`Builder`], the `CREW_` variables (`env.rs`), and [`BuildError`]
+//! (`error.rs`).
+//!
+//! Invariants:
+//! - Every value is validated before a thread starts: a pool either starts with exactly the
+//!   configuration asked for, or `build` returns a [`BuildError`] that names the bad value, where
+//!   it came from, and what is accepted. There is no silent fallback to a default.
+//! - The `CREW_` variables apply to the global pool only, and only where the `Builder` left the
+//!   setting unset; they are read once, when the global pool starts.
+//! - The global pool is configured at most once per process: [`Builder::build_global`] fails once
+//!   it has started, whether it was started by an earlier `build_global` or by a first `spawn`.
+
+mod env;
+mod error;
+
+use std::time::Duration;
+
+pub(crate) use env::Env;
+pub use env::{MAX_STUCK_THREADS_ENV, TAKEOVER_ENV, WORKERS_ENV};
+pub use error::BuildError;
+
+use crate::pool::Pool;
+use crate::report::{Hook, SlowPoll};
+use crate::scheduler::PoolKind;
+
+/// The largest accepted worker count, for a pool or for `CREW_WORKERS`.
+///
+/// # Examples
+///
+/// ```
+/// assert!(crew::Pool::builder().workers(crew::MAX_WORKERS + 1).build().is_err());
+/// ```
+pub const MAX_WORKERS: usize = 1024;
+
+/// The smallest accepted worker stack size, in bytes.
+///
+/// # Examples
+///
+/// ```
+/// assert!(crew::Pool::builder().workers(1).stack_size(crew::MIN_STACK_SIZE - 1).build().is_err());
+/// assert!(crew::Pool::builder().workers(1).stack_size(crew::MIN_STACK_SIZE).build().is_ok());
+/// ```
+pub const MIN_STACK_SIZE: usize = 64 * 1024;
+
+/// The largest accepted worker stack size, in bytes.
+///
+/// # Examples
+///
+/// ```
+/// assert!(crew::Pool::builder().workers(1).stack_size(crew::MAX_STACK_SIZE + 1).build().is_err());
+/// ```
+pub const MAX_STACK_SIZE: usize = 1 << 30;
+
+/// The shortest accepted takeover threshold ([`Builder::takeover_after`]) and slow-poll
+/// threshold ([`Builder::slow_poll_threshold`]).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let too_short = crew::MIN_TAKEOVER_AFTER - Duration::from_nanos(1);
+/// assert!(crew::Pool::builder().workers(1).takeover_after(too_short).build().is_err());
+/// ```
+pub const MIN_TAKEOVER_AFTER: Duration = Duration::from_millis(1);
+
+/// The longest accepted takeover and slow-poll threshold: one hour.
+///
+/// # Examples
+///
+/// ```
+/// assert!(crew::Pool::builder().workers(1).takeover_after(crew::MAX_TAKEOVER_AFTER).build().is_ok());
+/// ```
+pub const MAX_TAKEOVER_AFTER: Duration = Duration::from_secs(3600);
+
+/// The takeover threshold when none is set: a worker inside one poll for this long, while tasks
+/// wait behind it, is taken over. `BENCHMARKS.md` ("Blocking inside a poll") measures it.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(crew::DEFAULT_TAKEOVER_AFTER, std::time::Duration::from_millis(10));
+/// ```
+pub const DEFAULT_TAKEOVER_AFTER: Duration = Duration::from_millis(10);
+
+/// The slow-poll threshold when none is set.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(crew::DEFAULT_SLOW_POLL_THRESHOLD, std::time::Duration::from_millis(10));
+/// ```
+pub const DEFAULT_SLOW_POLL_THRESHOLD: Duration = Duration::from_millis(10);
+
+/// The largest accepted cap on stuck threads ([`Builder::max_stuck_threads`]).
+///
+/// # Examples
+///
+/// ```
+/// assert!(crew::Pool::builder().workers(1).max_stuck_threads(crew::MAX_STUCK_THREADS + 1).build().is_err());
+/// ```
+pub const MAX_STUCK_THREADS: usize = 1024;
+
+const WORKERS_EXPECTED: &str = "expected a number of worker threads in 1..=1024";
+const STACK_EXPECTED: &str = "expected a size in bytes in 65536..=1073741824";
+const THRESHOLD_EXPECTED: &str = "expected a duration in 1ms..=3600s";
+const STUCK_EXPECTED: &str = "expected a number of threads in 0..=1024";
+
+const DEFAULT_THREAD_NAME: &str = "crew-worker";
+
+/// Configures a [`Pool`], or the global pool behind [`spawn`](crate::spawn).
+///
+/// # Examples
+///
+/// ```
+/// let pool = crew::Pool::builder()
+///     .workers(2)
+///     .thread_name("my-pool")
+///     .stack_size(1 << 20)
+///     .build()
+///     .expect("a valid configuration");
+/// assert_eq!(pool.workers(), 2);
+/// assert_eq!(crew::block_on(pool.spawn(async { 6 * 7 })), 42);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Builder {
+    workers: Option<usize>,
+    thread_name: Option<String>,
+    stack_size: Option<usize>,
+    drive_reactor: Option<bool>,
+    takeover: Option<bool>,
+    takeover_after: Option<Duration>,
+    max_stuck_threads: Option<usize>,
+    slow_poll_threshold: Option<Duration>,
+    on_slow_poll: Option<Hook>,
+}
+
+/// The checked configuration a pool starts with.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) workers: usize,
+    pub(crate) thread_name: String,
+    pub(crate) stack_size: Option<usize>,
+    /// Whether worker loops run inside async-io's `block_on` (always false under loom).
+    pub(crate) drive_reactor: bool,
+    /// How long a worker may sit in one poll while tasks wait before it is taken over; `None`:
+    /// never.
+    pub(crate) takeover_after: Option<Duration>,
+    /// The most threads stuck in a poll after a takeover at once: spare cores.
+    pub(crate) max_stuck_threads: usize,
+    pub(crate) slow_poll_threshold: Duration,
+    pub(crate) on_slow_poll: Option<Hook>,
+    /// Whether a monitor thread samples the workers (takeover on, or a hook set; never under
+    /// loom, which has no clock: its models drive the monitor by hand).
+    pub(crate) monitor: bool,
+}
+
+impl Builder {
+    /// A builder with every setting at its default: `num_cpus::get()` workers (or
+    /// `CREW_WORKERS` for the global pool), threads named `crew-worker-N`, the platform's stack size.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Builder::new().workers(1).build().unwrap();
+    /// assert_eq!(pool.workers(), 1);
+    /// ```
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// Sets the number of worker threads, in `1..=`[`MAX_WORKERS`]. Checked by `build`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let err = crew::Pool::builder().workers(0).build().unwrap_err();
+    /// assert!(err.to_string().contains("1..=1024"));
+    /// ```
+    pub fn workers(mut self, workers: usize) -> Builder {
+        self.workers = Some(workers);
+        self
+    }
+
+    /// Sets the worker thread name prefix; worker `i` is named `"{prefix}-{i}"`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(1).thread_name("io").build().unwrap();
+    /// let name = crew::block_on(pool.spawn(async {
+    ///     std::thread::current().name().map(str::to_owned)
+    /// }));
+    /// assert_eq!(name.as_deref(), Some("io-0"));
+    /// ```
+    pub fn thread_name(mut self, prefix: impl Into<String>) -> Builder {
+        self.thread_name = Some(prefix.into());
+        self
+    }
+
+    /// Sets each worker's stack size in bytes, in [`MIN_STACK_SIZE`]`..=`[`MAX_STACK_SIZE`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(1).stack_size(4 << 20).build().unwrap();
+    /// crew::block_on(pool.spawn(async { let big = [0u8; 1 << 20]; big.len() }));
+    /// ```
+    pub fn stack_size(mut self, bytes: usize) -> Builder {
+        self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Sets whether idle workers drive async-io's reactor (sockets and timers) while they park.
+    /// On by default (off under miri, which cannot run the reactor).
+    ///
+    /// With it on, a worker that runs out of work waits inside `async_io::block_on`, and
+    /// whichever parked worker holds the reactor waits in epoll: an I/O event or a timer wakes its
+    /// task right there, on a worker thread. With it off, workers park on a plain event-listener
+    /// and async-io's own fallback thread (`async-io`) drives the reactor, one thread hop away.
+    /// `BENCHMARKS.md` measures both under an HTTP load.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let pool = crew::Pool::builder().workers(1).drive_reactor(false).build().unwrap();
+    /// // Timers still fire: async-io's fallback thread drives the reactor instead.
+    /// crew::block_on(pool.spawn(crew::time::sleep(Duration::from_millis(1))));
+    /// ```
+    pub fn drive_reactor(mut self, drive: bool) -> Builder {
+        self.drive_reactor = Some(drive);
+        self
+    }
+
+    /// Sets whether a worker stuck inside one poll is taken over (on by default): when it has
+    /// been in one poll for [`takeover_after`](Builder::takeover_after) while tasks wait that no
+    /// idle worker can take, its queues are handed to a new thread, which carries on as that
+    /// worker; the stuck thread finishes its poll and then exits. README's "Blocking inside a
+    /// poll" says what it costs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(2).takeover(false).build().unwrap();
+    /// # drop(pool);
+    /// ```
+    pub fn takeover(mut self, on: bool) -> Builder {
+        self.takeover = Some(on);
+        self
+    }
+
+    /// Sets how long a worker may sit in one poll, while tasks wait behind it, before it is taken
+    /// over: in [`MIN_TAKEOVER_AFTER`]`..=`[`MAX_TAKEOVER_AFTER`], [`DEFAULT_TAKEOVER_AFTER`]
+    /// if unset (`CREW_TAKEOVER_MS` for the global pool).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let pool = crew::Pool::builder().workers(1).takeover_after(Duration::from_millis(50)).build().unwrap();
+    /// # drop(pool);
+    /// ```
+    pub fn takeover_after(mut self, threshold: Duration) -> Builder {
+        self.takeover_after = Some(threshold);
+        self
+    }
+
+    /// Caps the threads that hold no worker because they are stuck in a poll after a takeover,
+    /// in `0..=`[`MAX_STUCK_THREADS`] (the number of workers if unset; `CREW_MAX_STUCK_THREADS`
+    /// for the global pool). At the cap, takeovers stop (a [`SlowPoll`] with
+    /// [`SlowPollKind::CapReached`](crate::SlowPollKind::CapReached) says so) until a stuck
+    /// poll returns, so CPU-bound polls on every worker cannot grow the thread count without
+    /// bound.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(4).max_stuck_threads(16).build().unwrap();
+    /// # drop(pool);
+    /// ```
+    pub fn max_stuck_threads(mut self, threads: usize) -> Builder {
+        self.max_stuck_threads = Some(threads);
+        self
+    }
+
+    /// Sets how long a poll runs before the slow-poll hook hears of it
+    /// ([`on_slow_poll`](Builder::on_slow_poll)): in [`MIN_TAKEOVER_AFTER`]`..=`
+    /// [`MAX_TAKEOVER_AFTER`], [`DEFAULT_SLOW_POLL_THRESHOLD`] if unset.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let pool = crew::Pool::builder()
+    ///     .workers(1)
+    ///     .slow_poll_threshold(Duration::from_millis(2))
+    ///     .on_slow_poll(|report| eprintln!("{report}"))
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(pool);
+    /// ```
+    pub fn slow_poll_threshold(mut self, threshold: Duration) -> Builder {
+        self.slow_poll_threshold = Some(threshold);
+        self
+    }
+
+    /// Sets the slow-poll hook: it hears of every poll that runs longer than the slow-poll
+    /// threshold (the task's id, name and spawn location, its worker, how long so far), of every
+    /// takeover and of takeovers refused at the cap, and of each such poll's end (how long it
+    /// took in all). Called on the pool's monitor thread, or on the worker whose poll ended;
+    /// never while a crew lock is held. With a hook, each poll also records its task for the
+    /// report (`BENCHMARKS.md` measures the cost); without one, nothing is recorded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// // One line for the global pool: every slow poll is logged to stderr.
+    /// crew::Builder::new().on_slow_poll(|report| eprintln!("{report}")).build_global().unwrap();
+    /// # crew::block_on(crew::spawn(async {}));
+    /// ```
+    pub fn on_slow_poll(mut self, hook: impl Fn(&SlowPoll) + Send + Sync + 'static) -> Builder {
+        self.on_slow_poll = Some(Hook::new(hook));
+        self
+    }
+
+    /// Starts a private pool with this configuration.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming the bad setting and its accepted range, or the OS error if a worker
+    /// thread could not be started.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(3).build()?;
+    /// assert_eq!(pool.workers(), 3);
+    /// # Ok::<(), crew::BuildError>(())
+    /// ```
+    pub fn build(self) -> Result<Pool, BuildError> {
+        let config = self.check(Env::none())?;
+        Pool::start(config, PoolKind::Private)
+    }
+
+    /// Configures and starts the global pool used by [`spawn`](crate::spawn).
+    ///
+    /// Without [`workers`](Builder::workers), the size comes from `CREW_WORKERS`, else
+    /// `num_cpus::get()`.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::is_global_already_started`] if the global pool already runs (started by an
+    /// earlier call or by a first `spawn`); otherwise as [`build`](Builder::build).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// crew::Builder::new().workers(2).build_global().expect("first configuration");
+    /// assert!(crew::Builder::new().build_global().unwrap_err().is_global_already_started());
+    /// assert_eq!(crew::block_on(crew::spawn(async { 1 })), 1);
+    /// ```
+    pub fn build_global(self) -> Result<(), BuildError> {
+        crate::global::init(self)
+    }
+
+    /// Validates the settings; `env` holds the `CREW_` variables, for settings left unset.
+    pub(crate) fn check(self, env: Env) -> Result<Config, BuildError> {
+        let workers = match self.workers {
+            Some(n) if (1..=MAX_WORKERS).contains(&n) => n,
+            Some(n) => return Err(BuildError::setting(format!("Builder::workers({n})"), WORKERS_EXPECTED)),
+            None => env::workers(&env)?.unwrap_or_else(|| num_cpus::get().clamp(1, MAX_WORKERS)),
+        };
+        if let Some(bytes) = self.stack_size {
+            if !(MIN_STACK_SIZE..=MAX_STACK_SIZE).contains(&bytes) {
+                return Err(BuildError::setting(format!("Builder::stack_size({bytes})"), STACK_EXPECTED));
+            }
+        }
+        let thread_name = self.thread_name.unwrap_or_else(|| DEFAULT_THREAD_NAME.to_owned());
+        if thread_name.contains('\0') {
+            return Err(BuildError::setting(
+                format!("Builder::thread_name({thread_name:?})"),
+                "a thread name cannot contain a NUL byte",
+            ));
+        }
+        let threshold = |setting: &str, value: Option<Duration>| match value {
+            Some(d) if !(MIN_TAKEOVER_AFTER..=MAX_TAKEOVER_AFTER).contains(&d) => {
+                Err(BuildError::setting(format!("Builder::{setting}({d:?})"), THRESHOLD_EXPECTED))
+            }
+            _ => Ok(value),
+        };
+        let takeover_after = match (self.takeover, threshold("takeover_after", self.takeover_after)?) {
+            (Some(false), _) => None,
+            (Some(true), Some(after)) | (None, Some(after)) => Some(after),
+            (Some(true), None) => Some(DEFAULT_TAKEOVER_AFTER),
+            (None, None) => env::takeover(&env)?.unwrap_or(Some(DEFAULT_TAKEOVER_AFTER)),
+        };
+        let max_stuck_threads = match self.max_stuck_threads {
+            Some(n) if n <= MAX_STUCK_THREADS => n,
+            Some(n) => return Err(BuildError::setting(format!("Builder::max_stuck_threads({n})"), STUCK_EXPECTED)),
+            // loom's models get no spare cores (each would be one more queue for every model to
+            // scan) unless they ask, as the takeover model does.
+            None => env::max_stuck_threads(&env)?.unwrap_or(if cfg!(loom) { 0 } else { workers }),
+        };
+        let slow_poll_threshold =
+            threshold("slow_poll_threshold", self.slow_poll_threshold)?.unwrap_or(DEFAULT_SLOW_POLL_THRESHOLD);
+        let takeover_after = takeover_after.filter(|_| max_stuck_threads > 0);
+        Ok(Config {
+            workers,
+            thread_name,
+            stack_size: self.stack_size,
+            // miri cannot run async-io's reactor (it has no `timerfd_create`), so under miri
+            // workers park plainly unless told otherwise; loom builds have no reactor at all.
+            drive_reactor: !cfg!(loom) && self.drive_reactor.unwrap_or(!cfg!(miri)),
+            monitor: !cfg!(loom) && (takeover_after.is_some() || self.on_slow_poll.is_some()),
+            takeover_after,
+            max_stuck_threads,
+            slow_poll_threshold,
+            on_slow_poll: self.on_slow_poll,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_workers(value: &str) -> Env {
+        Env { workers: Some(Ok(value.to_owned())), ..Env::none() }
+    }
+
+    #[test]
+    fn builder_rejects_bad_settings_by_name() {
+        let msg = Builder::new().workers(0).check(Env::none()).unwrap_err().to_string();
+        assert_eq!(msg, "Builder::workers(0) is invalid: expected a number of worker threads in 1..=1024");
+        let msg = Builder::new().workers(1).stack_size(10).check(Env::none()).unwrap_err().to_string();
+        assert_eq!(msg, "Builder::stack_size(10) is invalid: expected a size in bytes in 65536..=1073741824");
+        let msg = Builder::new().workers(1).thread_name("a\0b").check(Env::none()).unwrap_err().to_string();
+        assert!(msg.contains("NUL"), "{msg}");
+        let msg = Builder::new().workers(1).takeover_after(Duration::ZERO).check(Env::none()).unwrap_err().to_string();
+        assert_eq!(msg, "Builder::takeover_after(0ns) is invalid: expected a duration in 1ms..=3600s");
+        let msg = Builder::new().slow_poll_threshold(Duration::from_secs(3601)).check(Env::none()).unwrap_err();
+        assert!(msg.to_string().starts_with("Builder::slow_poll_threshold(3601s) is invalid"), "{msg}");
+        let msg = Builder::new().max_stuck_threads(5000).check(Env::none()).unwrap_err().to_string();
+        assert_eq!(msg, "Builder::max_stuck_threads(5000) is invalid: expected a number of threads in 0..=1024");
+    }
+
+    #[test]
+    fn the_messages_ranges_are_the_constants() {
+        assert_eq!(STACK_EXPECTED, format!("expected a size in bytes in {MIN_STACK_SIZE}..={MAX_STACK_SIZE}"));
+        assert_eq!(WORKERS_EXPECTED, format!("expected a number of worker threads in 1..={MAX_WORKERS}"));
+        assert_eq!(THRESHOLD_EXPECTED, format!("expected a duration in {MIN_TAKEOVER_AFTER:?}..={MAX_TAKEOVER_AFTER:?}"));
+        assert_eq!(STUCK_EXPECTED, format!("expected a number of threads in 0..={MAX_STUCK_THREADS}"));
+    }
+
+    #[test]
+    fn explicit_settings_win_over_the_environment() {
+        let config = Builder::new().workers(3).check(with_workers("abc")).unwrap();
+        assert_eq!(config.workers, 3);
+        let config = Builder::new().check(with_workers("5")).unwrap();
+        assert_eq!(config.workers, 5);
+        let err = Builder::new().check(with_workers("0")).unwrap_err();
+        assert!(err.to_string().starts_with("CREW_WORKERS=\"0\""));
+        let env = || Env { takeover: Some(Ok("off".into())), max_stuck_threads: Some(Ok("7".into())), ..Env::none() };
+        let config = Builder::new().workers(2).check(env()).unwrap();
+        assert_eq!((config.takeover_after, config.max_stuck_threads), (None, 7));
+        let config = Builder::new().workers(2).takeover(true).max_stuck_threads(1).check(env()).unwrap();
+        assert_eq!((config.takeover_after, config.max_stuck_threads), (Some(DEFAULT_TAKEOVER_AFTER), 1));
+    }
+
+    #[test]
+    fn takeover_defaults_on_with_one_stuck_thread_per_worker() {
+        let config = Builder::new().workers(3).check(Env::none()).unwrap();
+        assert_eq!((config.takeover_after, config.max_stuck_threads), (Some(DEFAULT_TAKEOVER_AFTER), 3));
+        let config = Builder::new().workers(3).max_stuck_threads(0).check(Env::none()).unwrap();
+        assert_eq!(config.takeover_after, None, "no spare thread: no takeover");
+    }
+}

@@ -1,0 +1,244 @@
+//! The monitor: a thread per pool that, while the pool is busy, samples each worker's progress
+//! word, reports polls that run too long, and takes over a worker stuck inside one poll.
+//!
+//! Invariants:
+//! - The sign of a stuck worker is the one the watcher reads (`watch.rs`): a progress word
+//!   (`progress.rs`) that shows a poll running and has not moved since an earlier sample. The
+//!   owners never read the clock for it; the monitor does, once per sample.
+//! - One idea, two cases. While some worker is idle, the queues of a stuck worker are reachable:
+//!   its deque and deferred list by stealing, its LIFO slot by the watcher's rescue after 250 µs.
+//!   While every running worker is inside a poll, nothing can take them; then, once the poll
+//!   has run for the takeover threshold and a task waits (in the stuck core's queues or the
+//!   injector), the monitor does
+//!   what the watcher does and more: it moves the stuck core's LIFO task, and hands a spare core
+//!   (the slot of a worker that does not run yet) to a new thread, which searches the stuck
+//!   core's deque and deferred list like any worker. The pool runs its full count of workers
+//!   again.
+//! - A takeover is one compare-exchange on the stuck core's progress word, made while the new
+//!   thread waits for its core: if the poll ended meanwhile, the exchange fails, the spare goes
+//!   back, and the thread exits without running anything. If it succeeds, the stuck thread's
+//!   end of poll sees it: that thread pushes no more into its core (`context::schedule_local`),
+//!   and when its poll returns it gives the core up (queued tasks to the injector, the core to
+//!   the spares) and exits. So no core is driven by two threads, no task runs twice, nothing is
+//!   stranded, and the sleepers' counts stay exact: the new thread inherits the stuck core's
+//!   place in them, and the stuck thread never touches them again.
+//! - Bounded: the spares are the cap on stuck threads (`Builder::max_stuck_threads`). With no
+//!   spare left, no takeover happens (reported once per poll) until a stuck poll returns.
+//! - Idle costs nothing: with every worker parked the monitor waits on the sleepers' `Busy`
+//!   event, which the first worker to unpark notifies only while the monitor waits there. While
+//!   busy it wakes once per sampling interval (half the smaller threshold it serves, at least
+//!   1 ms), and only shutdown wakes it earlier.
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use super::progress::Seen;
+use super::shared::Shared;
+use crate::report::{SlowPoll, SlowPollKind};
+use crate::sync::{fence, lock, planted_bug, thread, wait_until, Arc, Deadline, Listener, Ordering};
+
+/// What the monitor remembers of one core between samples.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    /// The progress word last seen.
+    seen: Seen,
+    /// When the monitor first saw the word as it is: the poll running now began no later.
+    since: Instant,
+    /// This poll was reported as slow (or refused a takeover at the cap).
+    reported: bool,
+    cap_reported: bool,
+}
+
+/// Starts `shared`'s monitor thread.
+pub(super) fn start(shared: &Arc<Shared>) -> io::Result<()> {
+    let for_thread = shared.clone();
+    let handle = thread::Builder::new()
+        .name("crew-monitor".to_owned())
+        .spawn(move || run(&for_thread))?;
+    shared.keep_thread(handle);
+    Ok(())
+}
+
+/// The sampling interval: half the smaller threshold the monitor serves, at least 1 ms.
+fn interval(shared: &Shared) -> Duration {
+    let slow = shared.config.on_slow_poll.as_ref().map(|_| shared.config.slow_poll_threshold);
+    let threshold = [shared.config.takeover_after, slow].into_iter().flatten().min().unwrap_or(Duration::from_secs(1));
+    (threshold / 2).max(Duration::from_millis(1))
+}
+
+/// The monitor thread's body.
+fn run(shared: &Arc<Shared>) {
+    let Some(busy) = shared.sleepers.busy() else { return };
+    let interval = interval(shared);
+    let now = Instant::now();
+    let mut samples: Vec<Sample> = shared
+        .remotes
+        .iter()
+        .map(|remote| Sample { seen: remote.progress.load(), since: now, reported: false, cap_reported: false })
+        .collect();
+    loop {
+        if shared.is_shutdown() {
+            return;
+        }
+        if shared.sleepers.state().unparked() == 0 {
+            // Idle: nothing runs, so nothing is stuck. Sleep until a worker unparks.
+            busy.idle_wait.store(true, Ordering::SeqCst);
+            let listener = busy.event.listen();
+            // Pairs with the load in `Sleepers::count_woken` (and `notify`'s own fence).
+            fence(Ordering::SeqCst);
+            if shared.sleepers.state().unparked() == 0 && !shared.is_shutdown() {
+                listener.wait();
+            }
+            busy.idle_wait.store(false, Ordering::SeqCst);
+            continue;
+        }
+        let listener = busy.event.listen();
+        fence(Ordering::SeqCst);
+        if shared.is_shutdown() {
+            return;
+        }
+        // Only shutdown notifies while the monitor is not in its idle wait.
+        if wait_until(listener, &Deadline::after(interval)) {
+            continue;
+        }
+        sample(shared, Instant::now(), &mut samples);
+    }
+}
+
+/// One look at every core: reports and takeovers due at `now`.
+fn sample(shared: &Arc<Shared>, now: Instant, samples: &mut [Sample]) {
+    for (index, sample) in samples.iter_mut().enumerate() {
+        let remote = &shared.remotes[index];
+        let seen = remote.progress.load();
+        if !seen.same_as(sample.seen) {
+            *sample = Sample { seen, since: now, reported: false, cap_reported: false };
+            continue;
+        }
+        sample.seen = seen;
+        if !seen.in_poll() || seen.taken() {
+            continue;
+        }
+        let elapsed = now.saturating_duration_since(sample.since);
+        let hook = shared.config.on_slow_poll.as_ref();
+        if hook.is_some() && !sample.reported && elapsed >= shared.config.slow_poll_threshold && remote.progress.report(seen)
+        {
+            sample.reported = true;
+            lock(&remote.current).slow_since = Some(sample.since);
+            shared.report_current(SlowPollKind::Slow, index, elapsed);
+        }
+        let Some(after) = shared.config.takeover_after else { continue };
+        if elapsed < after || !shared.work_waits_behind(index) {
+            continue;
+        }
+        // Reported just now, perhaps: the word changed by that flag only.
+        let seen = remote.progress.load();
+        if !seen.same_as(sample.seen) {
+            continue;
+        }
+        match take_over(shared, index, seen) {
+            Takeover::Done => {
+                lock(&remote.current).slow_since.get_or_insert(sample.since);
+                shared.report_current(SlowPollKind::TakenOver, index, elapsed);
+            }
+            Takeover::NoSpare if !sample.cap_reported => {
+                sample.cap_reported = true;
+                shared.report_current(SlowPollKind::CapReached, index, elapsed);
+            }
+            Takeover::NoSpare | Takeover::PollEnded => {}
+        }
+    }
+}
+
+/// Hands core `index`, whose owner was seen as `seen` inside a poll, to a new thread with a
+/// spare core (see the module docs).
+pub(super) fn take_over(shared: &Arc<Shared>, index: usize, seen: Seen) -> Takeover {
+    if shared.is_shutdown() {
+        return Takeover::PollEnded;
+    }
+    let Some(spare) = lock(&shared.spares).pop() else { return Takeover::NoSpare };
+    let remote = &shared.remotes[index];
+    // The new thread runs as the stuck worker's number (and is named so).
+    // Relaxed: see `Shared::worker_number`.
+    shared.remotes[spare.index].worker.store(shared.worker_number(index), Ordering::Relaxed);
+    let started = Shared::start_worker_if(shared, spare, |spare| {
+        if planted_bug!("takeover_without_exchange") {
+            // The flag lands even if the poll it was meant for has ended.
+            let _ = remote.progress.take(remote.progress.load());
+        } else if !remote.progress.take(seen) {
+            return false;
+        }
+        // Counted before the new thread can run, and so exit: shutdown waits for it.
+        shared.cores_running.fetch_add(1, Ordering::SeqCst);
+        // The watcher's rescue, done by the monitor: the stuck core's private task.
+        if let Some(runnable) = remote.lifo.take() {
+            spare.local.push(runnable);
+        }
+        true
+    });
+    match started {
+        Ok(None) => Takeover::Done,
+        Ok(Some(spare)) | Err((spare, _)) => {
+            lock(&shared.spares).push(spare);
+            Takeover::PollEnded
+        }
+    }
+}
+
+impl Shared {
+    /// True if a task waits that no other worker can take: every other running core is inside a
+    /// poll too (none parked, searching or between tasks, which would steal it, or rescue it as
+    /// the watcher), and core `index` has queued tasks or the injector holds some.
+    fn work_waits_behind(&self, index: usize) -> bool {
+        let free = |other: usize| {
+            // Relaxed: a heuristic, as the progress word's load.
+            other != index && self.remotes[other].active.load(Ordering::Relaxed) && {
+                let seen = self.remotes[other].progress.load();
+                !seen.in_poll() && !seen.taken()
+            }
+        };
+        if (0..self.slots()).any(free) {
+            return false;
+        }
+        let remote = &self.remotes[index];
+        remote.has_lifo_task()
+            || !self.stealers[index].is_empty()
+            || !lock(&remote.deferred).is_empty()
+            || !self.injector.is_empty()
+    }
+
+    /// Tells the hook, if any, about core `index`'s current poll.
+    fn report_current(&self, kind: SlowPollKind, index: usize, elapsed: Duration) {
+        let Some(hook) = &self.config.on_slow_poll else { return };
+        let task = lock(&self.remotes[index].current).task.clone();
+        let worker = self.worker_number(index);
+        hook.call(&SlowPoll { kind, task, thread_name: self.config.thread_name.clone(), worker, elapsed });
+    }
+
+    /// Called by the owner of core `index` when a poll the monitor reported returns.
+    pub(super) fn report_returned(&self, index: usize) {
+        let Some(hook) = &self.config.on_slow_poll else { return };
+        let (task, since) = {
+            let current = lock(&self.remotes[index].current);
+            (current.task.clone(), current.slow_since)
+        };
+        let elapsed = since.map_or(Duration::ZERO, |since| since.elapsed());
+        hook.call(&SlowPoll {
+            kind: SlowPollKind::Returned,
+            task,
+            thread_name: self.config.thread_name.clone(),
+            worker: self.worker_number(index),
+            elapsed,
+        });
+    }
+}
+
+/// What a takeover attempt did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Takeover {
+    /// A new thread runs a spare core; the stuck thread gives its core up after the poll.
+    Done,
+    /// No spare core: the cap of stuck threads is reached.
+    NoSpare,
+    /// The poll ended first, the pool shuts down, or no thread could start: nothing changed.
+    PollEnded,
+}
