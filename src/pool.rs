@@ -165,6 +165,12 @@ impl Pool {
     pub(crate) fn shared(&self) -> &Shared {
         &self.shared
     }
+
+    /// The shared state's `Arc`, for loom's takeover hook.
+    #[cfg(loom)]
+    pub(crate) fn shared_arc(&self) -> &Arc<Shared> {
+        &self.shared
+    }
 }
 
 impl Drop for Pool {

@@ -80,13 +80,20 @@ fn text<'a>(name: &'static str, var: &'a Var, expected: &'static str) -> Result<
     match var {
         None => Ok(None),
         Some(Ok(value)) => Ok(Some(value)),
-        Some(Err(VarError::NotUnicode(raw))) => Err(BuildError::env(name, raw.to_string_lossy().into_owned(), expected)),
+        Some(Err(VarError::NotUnicode(raw))) => {
+            Err(BuildError::env(name, raw.to_string_lossy().into_owned(), expected))
+        }
         Some(Err(VarError::NotPresent)) => Ok(None),
     }
 }
 
 /// A whole number in `range`, in ASCII decimal digits only.
-fn number(name: &'static str, value: &str, range: std::ops::RangeInclusive<u64>, expected: &'static str) -> Result<u64, BuildError> {
+fn number(
+    name: &'static str,
+    value: &str,
+    range: std::ops::RangeInclusive<u64>,
+    expected: &'static str,
+) -> Result<u64, BuildError> {
     let bad = || BuildError::env(name, value.to_owned(), expected);
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
@@ -94,9 +101,11 @@ fn number(name: &'static str, value: &str, range: std::ops::RangeInclusive<u64>,
     value.parse::<u64>().ok().filter(|n| range.contains(n)).ok_or_else(bad)
 }
 
-const WORKERS_EXPECTED: &str = "a whole number of worker threads in 1..=1024, in decimal digits only (no sign, prefix or spaces)";
+const WORKERS_EXPECTED: &str =
+    "a whole number of worker threads in 1..=1024, in decimal digits only (no sign, prefix or spaces)";
 const TAKEOVER_EXPECTED: &str = "a whole number of milliseconds in 1..=3600000 (decimal digits only), or `off`";
-const STUCK_EXPECTED: &str = "a whole number of threads in 0..=1024, in decimal digits only (no sign, prefix or spaces)";
+const STUCK_EXPECTED: &str =
+    "a whole number of threads in 0..=1024, in decimal digits only (no sign, prefix or spaces)";
 
 /// `CREW_WORKERS`, if set.
 pub(crate) fn workers(env: &Env) -> Result<Option<usize>, BuildError> {
@@ -141,7 +150,9 @@ mod tests {
 
     #[test]
     fn bad_values_name_the_variable_value_and_what_is_accepted() {
-        for bad in ["abc", "0", "-1", "1025", "99999999999999999999999", "", "4 workers", "+3", "2.5", " 4 ", "4\n", "\t4"] {
+        for bad in
+            ["abc", "0", "-1", "1025", "99999999999999999999999", "", "4 workers", "+3", "2.5", " 4 ", "4\n", "\t4"]
+        {
             let msg = workers(&Env { workers: set(bad), ..Env::none() }).unwrap_err().to_string();
             assert!(msg.starts_with(&format!("CREW_WORKERS={bad:?} is invalid")), "{msg}");
             assert!(msg.contains("1..=1024"), "{msg}");

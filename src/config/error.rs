@@ -28,9 +28,16 @@ pub struct BuildError {
 enum Kind {
     /// A `Builder` call with a bad argument, written as the call (`Builder::workers(0)`), and
     /// why (`expected ...`).
-    Setting { call: String, why: &'static str },
+    Setting {
+        call: String,
+        why: &'static str,
+    },
     /// A `CREW_` variable with a bad value.
-    Env { name: &'static str, value: String, expected: &'static str },
+    Env {
+        name: &'static str,
+        value: String,
+        expected: &'static str,
+    },
     GlobalAlreadyStarted,
     Spawn(io::Error),
 }

@@ -452,7 +452,10 @@ mod tests {
     fn the_messages_ranges_are_the_constants() {
         assert_eq!(STACK_EXPECTED, format!("expected a size in bytes in {MIN_STACK_SIZE}..={MAX_STACK_SIZE}"));
         assert_eq!(WORKERS_EXPECTED, format!("expected a number of worker threads in 1..={MAX_WORKERS}"));
-        assert_eq!(THRESHOLD_EXPECTED, format!("expected a duration in {MIN_TAKEOVER_AFTER:?}..={MAX_TAKEOVER_AFTER:?}"));
+        assert_eq!(
+            THRESHOLD_EXPECTED,
+            format!("expected a duration in {MIN_TAKEOVER_AFTER:?}..={MAX_TAKEOVER_AFTER:?}")
+        );
         assert_eq!(STUCK_EXPECTED, format!("expected a number of threads in 0..={MAX_STUCK_THREADS}"));
     }
 

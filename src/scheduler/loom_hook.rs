@@ -63,15 +63,27 @@ pub fn watcher(pool: &crate::Pool) -> Option<usize> {
     pool.shared().sleepers.watcher()
 }
 
-/// `pool`'s idle-worker counters `(unparked, searching)`, read once every one of its
-/// workers is listed as parked; `None` while some worker is not.
+/// `pool`'s idle-worker counters `(unparked, searching)`, read once every core a thread runs
+/// (workers, and spare cores running after a takeover) is listed as parked; `None` while some
+/// is not.
 pub fn idle_counts(pool: &crate::Pool) -> Option<(usize, usize)> {
-    let sleepers = &pool.shared().sleepers;
-    if !(0..pool.workers()).all(|index| sleepers.is_parked(index)) {
+    let shared = pool.shared();
+    let sleepers = &shared.sleepers;
+    let active = |index: &usize| shared.remotes[*index].active.load(crate::sync::Ordering::SeqCst);
+    if !(0..shared.slots()).filter(active).all(|index| sleepers.is_parked(index)) {
         return None;
     }
     // Also asserts the watcher invariant (flag matches the role, the watcher is parked).
     sleepers.watcher();
     let state = sleepers.state();
     Some((state.unparked(), state.searching()))
+}
+
+/// The monitor's takeover of worker 0 of `pool` (see `src/scheduler/monitor.rs`), if it is inside
+/// a poll now: true if a spare core now runs on a new thread in its place. Under loom the monitor
+/// thread never runs (no clock); models call this instead, racing the poll's end.
+pub fn take_over(pool: &crate::Pool) -> bool {
+    let shared = pool.shared_arc();
+    let seen = shared.remotes[0].progress.load();
+    seen.in_poll() && super::monitor::take_over(shared, 0, seen) == super::monitor::Takeover::Done
 }

@@ -49,9 +49,9 @@
 //! | `registry.rs` | a private pool's live tasks, so that dropping the pool drops them |
 
 mod context;
-mod monitor;
 #[cfg(loom)]
 pub mod loom_hook;
+mod monitor;
 mod park;
 mod progress;
 // async-io does not build under loom; loom's configs never drive the reactor.

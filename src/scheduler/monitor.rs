@@ -52,9 +52,7 @@ struct Sample {
 /// Starts `shared`'s monitor thread.
 pub(super) fn start(shared: &Arc<Shared>) -> io::Result<()> {
     let for_thread = shared.clone();
-    let handle = thread::Builder::new()
-        .name("crew-monitor".to_owned())
-        .spawn(move || run(&for_thread))?;
+    let handle = thread::Builder::new().name("crew-monitor".to_owned()).spawn(move || run(&for_thread))?;
     shared.keep_thread(handle);
     Ok(())
 }
@@ -120,7 +118,10 @@ fn sample(shared: &Arc<Shared>, now: Instant, samples: &mut [Sample]) {
         }
         let elapsed = now.saturating_duration_since(sample.since);
         let hook = shared.config.on_slow_poll.as_ref();
-        if hook.is_some() && !sample.reported && elapsed >= shared.config.slow_poll_threshold && remote.progress.report(seen)
+        if hook.is_some()
+            && !sample.reported
+            && elapsed >= shared.config.slow_poll_threshold
+            && remote.progress.report(seen)
         {
             sample.reported = true;
             lock(&remote.current).slow_since = Some(sample.since);
@@ -169,6 +170,8 @@ pub(super) fn take_over(shared: &Arc<Shared>, index: usize, seen: Seen) -> Takeo
         }
         // Counted before the new thread can run, and so exit: shutdown waits for it.
         shared.cores_running.fetch_add(1, Ordering::SeqCst);
+        // Relaxed: see `Remote::active`.
+        shared.remotes[spare.index].active.store(true, Ordering::Relaxed);
         // The watcher's rescue, done by the monitor: the stuck core's private task.
         if let Some(runnable) = remote.lifo.take() {
             spare.local.push(runnable);

@@ -57,7 +57,9 @@ impl Future for WorkerLoop<'_> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let WorkerLoop { shared, park } = &mut *self;
         for _ in 0..GLOBAL_QUEUE_INTERVAL {
-            let next = context::with_core(|_, core| core.poll_next_task(shared, park, cx).map(|r| r.map(|runnable| (core.index, runnable))));
+            let next = context::with_core(|_, core| {
+                core.poll_next_task(shared, park, cx).map(|r| r.map(|runnable| (core.index, runnable)))
+            });
             match next {
                 Some(Poll::Ready(Some((index, runnable)))) => {
                     if !run_task(shared, index, runnable) {
@@ -168,7 +170,8 @@ mod tests {
     /// A one-core pool whose loop never started, its core (inside the reactor if `in_reactor`)
     /// holding one task that was woken while it ran (a yield), or one woken (into the LIFO slot).
     fn core_with_task(in_reactor: bool, yielded: bool) -> (Arc<Shared>, Core) {
-        let config = crate::Builder::new().workers(1).drive_reactor(in_reactor).check(crate::config::Env::none()).unwrap();
+        let config =
+            crate::Builder::new().workers(1).drive_reactor(in_reactor).check(crate::config::Env::none()).unwrap();
         let (shared, mut cores) = Shared::new(config, PoolKind::Private);
         let mut core = cores.pop().unwrap();
         let info = crate::task::TaskInfo::new(None, std::panic::Location::caller());

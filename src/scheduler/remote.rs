@@ -30,8 +30,9 @@ pub(super) struct Remote {
     pub(super) progress: Progress,
     /// The poll running now, for slow-poll reports (see the module docs).
     pub(super) current: Mutex<CurrentPoll>,
-    /// Set while a thread runs this core's loop (cleared when it retires or gives the core up;
-    /// kept across a hand-off, which moves the loop to another thread): not a spare.
+    /// Set while the core is a running worker's, not a spare: from the pool's start (or the
+    /// takeover that hands it out) until its thread retires it or gives it up; kept across a
+    /// hand-off, which moves the loop to another thread.
     pub(super) active: AtomicBool,
     /// The worker number this core runs as: its thread is named `{prefix}-{worker}`, and reports
     /// name it. A core that takes over a stuck one runs as that one's number, so the pool's

@@ -23,8 +23,6 @@ use crate::task::Runnable;
 
 /// The body of a worker thread: runs `core`'s loop until shutdown, hand-off or takeover.
 pub(super) fn run(shared: Arc<Shared>, core: Box<Core>) {
-    // Relaxed: read by the monitor's heuristics only (is some worker free to take work?).
-    shared.remotes[core.index].active.store(true, Ordering::Relaxed);
     context::enter(shared.clone(), core);
     if shared.drives_reactor() {
         #[cfg(not(loom))] // async-io does not build under loom, whose configs never drive it
@@ -35,7 +33,8 @@ pub(super) fn run(shared: Arc<Shared>, core: Box<Core>) {
     // Dropped with the context cleared, so that anything the tasks' drops schedule goes to the
     // injector. `None`: the core went to another thread.
     if let Some(core) = context::leave() {
-        // Relaxed: as above.
+        // Relaxed: read by the monitor's heuristics (is some worker free to take work?) and by
+        // loom's checks once the pool is idle.
         shared.remotes[core.index].active.store(false, Ordering::Relaxed);
         if core.taken_over {
             shared.give_up_core(core);
@@ -78,7 +77,7 @@ pub(super) fn run_task(shared: &Shared, index: usize, runnable: Runnable) -> boo
         seen
     });
     let Some(seen) = ended else { return false };
-    if seen.reported() {
+    if seen.reported() || seen.taken() {
         shared.report_returned(index);
     }
     !seen.taken()

@@ -78,6 +78,8 @@ pub(crate) struct Shared {
     /// Spare cores, not run by any thread: what a takeover hands to a new thread, and where a
     /// core given up by a stuck thread goes back (see `monitor.rs`). Their slots (indices
     /// `workers..` at the start) are in `stealers`, `remotes` and the sleepers like any core's.
+    // Boxed: a core travels between threads as `Box<Core>` everywhere else (hand-off, start).
+    #[allow(clippy::vec_box)]
     pub(super) spares: Mutex<Vec<Box<Core>>>,
     pub(super) config: Config,
 }
@@ -129,8 +131,9 @@ impl Shared {
             config,
         });
         for (index, remote) in shared.remotes.iter().enumerate().take(workers) {
-            // Relaxed: set before any thread that reads it starts.
+            // Relaxed: set before any thread that reads them starts.
             remote.worker.store(index, Ordering::Relaxed);
+            remote.active.store(true, Ordering::Relaxed);
         }
         let mut cores: Vec<Core> =
             locals.into_iter().enumerate().map(|(index, local)| Core::new(index, local, in_reactor)).collect();
@@ -266,7 +269,8 @@ impl Shared {
         core: Box<Core>,
         go: impl FnOnce(&mut Core) -> bool,
     ) -> Result<Option<Box<Core>>, (Box<Core>, io::Error)> {
-        let mut builder = thread::Builder::new().name(format!("{}-{}", this.config.thread_name, this.worker_number(core.index)));
+        let mut builder =
+            thread::Builder::new().name(format!("{}-{}", this.config.thread_name, this.worker_number(core.index)));
         if let Some(bytes) = this.config.stack_size {
             builder = builder.stack_size(bytes);
         }

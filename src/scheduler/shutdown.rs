@@ -14,10 +14,10 @@
 //!   other tasks or take locks that a waker's caller holds.
 
 use super::context;
-use crate::task::Runnable;
 use super::shared::Shared;
 use super::worker::Core;
 use crate::sync::{fence, is_finished, lock, planted_bug, retry, thread, wait_until, Deadline, Listener, Ordering};
+use crate::task::Runnable;
 
 impl Shared {
     /// Stops the pool: see the module docs for the order of steps. Waits for every thread,

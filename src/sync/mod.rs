@@ -22,7 +22,13 @@
 //! - `lib.rs`: `time`, `net`, `blocking` and `io` are left out of loom builds, and
 //!   `crew::__loom` (`scheduler/loom_hook.rs`) is in them only: async-io, futures-lite and
 //!   concurrent-queue do not build under `--cfg loom`, and the hook is the models' window.
-//! - `config.rs`: `drive_reactor` is always off under loom, for the same reason.
+//! - `config/mod.rs`: `drive_reactor` and the monitor thread are always off under loom (no
+//!   reactor, no clock), and loom pools get no spare cores unless a model asks for them (each
+//!   would be one more queue for every model to scan). `task/mod.rs` re-exports `TaskFuture`
+//!   only outside loom, for the blocking pool.
+//! - `task/info.rs`: task ids come from a plain `std` atomic, not loom's: a counter whose only
+//!   property is uniqueness, outside every protocol the models check (loom's atomics cannot be
+//!   `static` either).
 //! - `scheduler/mod.rs` declares `reactor` (the worker loop inside `async_io::block_on`) only
 //!   outside loom, and `scheduler/run.rs` calls it only there; `scheduler/reactor_turn.rs` and
 //!   `Sleepers::take_or_listen` allow dead code under loom, since only that loop uses them.

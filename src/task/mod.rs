@@ -14,7 +14,10 @@ mod spawn;
 
 pub use builder::Builder;
 pub use info::{TaskId, TaskInfo};
-pub(crate) use spawn::{spawn_registered, spawn_unregistered, TaskFuture, TaskOutput};
+// `TaskFuture` is also the blocking pool's, which loom builds leave out.
+#[cfg(not(loom))]
+pub(crate) use spawn::TaskFuture;
+pub(crate) use spawn::{spawn_registered, spawn_unregistered, TaskOutput};
 
 /// What crew's queues hold: async-task's handle to run a task, with the task's [`TaskInfo`].
 pub(crate) type Runnable = async_task::Runnable<TaskInfo>;

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod echo;
+pub mod stuck;
 
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};

@@ -1,0 +1,95 @@
+//! The monitor's takeover of a worker stuck inside one poll racing that poll's return, on a real
+//! one-worker `crew::Pool` with one spare core (`src/scheduler/monitor.rs`).
+//!
+//! A parent task spawns two children onto its own worker (the first goes to the LIFO slot, the
+//! second displaces it into the deque), then blocks its worker thread until another thread
+//! releases it. Meanwhile the model's main thread, once the parent's poll has begun, takes the
+//! worker over (the monitor's `take_over`, called by hand: loom has no clock to run the monitor
+//! thread). Every order is explored: the takeover during the poll (a new thread runs the spare
+//! core with the LIFO child, and steals the deque child or gets it back through the injector
+//! when the stuck thread gives its core up), or after the poll ended (the compare-exchange fails
+//! and nothing changes). Each child runs exactly once, every task's output reaches its handle, and
+//! once the pool is idle the counters say no running core is left uncounted.
+//!
+//! Planted bugs: `--cfg crew_bug="takeover_without_exchange"` sets the taken flag without
+//! checking that the poll it saw still runs (a core then driven by two threads, the counters
+//! off); `--cfg crew_bug="takeover_drops_queue"` makes the stuck thread drop its queued tasks
+//! when it gives its core up, instead of passing them on.
+#![cfg(loom)]
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc as StdArc;
+
+use crew_loom_tests::support::{model, wait_until, Count};
+use loom::sync::{Arc, Condvar, Mutex};
+
+type Flag = Arc<(Mutex<bool>, Condvar)>;
+
+fn flag() -> Flag {
+    Arc::new((Mutex::new(false), Condvar::new()))
+}
+
+fn raise(flag: &Flag) {
+    *flag.0.lock().unwrap() = true;
+    flag.1.notify_all();
+}
+
+/// Blocks this thread (a worker's too, inside a task) until `flag` is raised.
+fn await_raised(flag: &Flag) {
+    let mut raised = flag.0.lock().unwrap();
+    while !*raised {
+        raised = flag.1.wait(raised).unwrap();
+    }
+}
+
+#[test]
+fn a_takeover_racing_the_stuck_polls_return_runs_each_task_once() {
+    // How many explored executions took the worker over: the model must reach that case.
+    static TAKEN: AtomicUsize = AtomicUsize::new(0);
+    static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
+    model(2, || {
+        EXECUTIONS.fetch_add(1, Relaxed);
+        let pool = StdArc::new(crew::Pool::builder().workers(1).max_stuck_threads(1).build().unwrap());
+        let (a_runs, b_runs) = (Count::new(), Count::new());
+        let (started, released) = (flag(), flag());
+        let parent = pool.spawn({
+            let (pool, a_runs, b_runs) = (pool.clone(), a_runs.clone(), b_runs.clone());
+            let (started, released) = (started.clone(), released.clone());
+            async move {
+                let a = pool.spawn(async move { a_runs.add() });
+                let b = pool.spawn(async move { b_runs.add() });
+                raise(&started);
+                // Block this worker thread (not just the task) until released.
+                await_raised(&released);
+                (a, b)
+            }
+        });
+        // The takeover below races the poll's end, not its start: a takeover before the poll
+        // changes nothing (there is no poll to take), and reaching the poll first would cost the
+        // model a preemption of its bound.
+        await_raised(&started);
+        let releaser = loom::thread::spawn({
+            let released = released.clone();
+            move || raise(&released)
+        });
+        if crew::__loom::take_over(&pool) {
+            TAKEN.fetch_add(1, Relaxed);
+        }
+        let (a, b) = crew::block_on(parent);
+        crew::block_on(a);
+        crew::block_on(b);
+        releaser.join().unwrap();
+        assert_eq!((a_runs.get(), b_runs.get()), (1, 1), "each child ran exactly once");
+        let mut counts = None;
+        wait_until(|| {
+            counts = crew::__loom::idle_counts(&pool);
+            counts.is_some()
+        });
+        assert_eq!(counts, Some((0, 0)), "(unparked, searching) once every running core is parked");
+        drop(pool);
+    });
+    let (taken, executions) = (TAKEN.load(Relaxed), EXECUTIONS.load(Relaxed));
+    println!("{taken} of {executions} executions took the worker over");
+    assert!(taken > 0 && taken < executions, "{taken} of {executions} executions took the worker over");
+}

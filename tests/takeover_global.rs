@@ -1,0 +1,14 @@
+//! Takeover on the global pool: every one of its workers blocks inside a poll until the tasks
+//! queued behind them finished (a deadlock without takeover). A test binary of its own, as the
+//! global pool is configured once per process.
+
+mod common;
+
+#[test]
+fn every_global_worker_blocked_until_the_queue_drains_still_completes() {
+    common::with_timeout(|| {
+        const WORKERS: usize = 2;
+        crew::Builder::new().workers(WORKERS).takeover_after(crew::MIN_TAKEOVER_AFTER).build_global().unwrap();
+        common::stuck::blocked_workers_release_after_the_queue(WORKERS, |builder, task| builder.spawn(task));
+    });
+}
