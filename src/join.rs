@@ -45,8 +45,9 @@ use crate::task::{TaskId, TaskInfo, TaskOutput};
 #[must_use = "dropping a JoinHandle cancels its task; call .detach() to let it run in the background"]
 pub struct JoinHandle<T, P: Policy = Propagate> {
     task: FallibleTask<TaskOutput<T>, TaskInfo>,
-    /// A copy of the task's metadata: async-task's `FallibleTask` does not lend it.
-    info: TaskInfo,
+    /// The task's id (async-task's `FallibleTask` does not lend the task's metadata, and a copy
+    /// of all of it would triple the handle's size).
+    id: TaskId,
     /// Set once a poll returned the task's output (or resumed its panic).
     returned: bool,
     /// `fn() -> P`: the handle is `Unpin`, `Send` and `Sync` whatever `P` is.
@@ -59,36 +60,22 @@ pub(crate) const POLLED_AFTER_RETURN: &str =
 
 impl<T, P: Policy> JoinHandle<T, P> {
     pub(crate) fn new(task: async_task::Task<TaskOutput<T>, TaskInfo>) -> JoinHandle<T, P> {
-        let info = task.metadata().clone();
-        JoinHandle { task: task.fallible(), info, returned: false, policy: PhantomData }
+        let id = task.metadata().id();
+        JoinHandle { task: task.fallible(), id, returned: false, policy: PhantomData }
     }
 
-    /// The task's id.
+    /// The task's id, as slow-poll reports name it.
     ///
     /// # Examples
     ///
     /// ```
-    /// let handle = crew::spawn(async {});
-    /// let id = handle.id();
-    /// assert_eq!(handle.info().id(), id);
-    /// # crew::block_on(handle);
+    /// let a = crew::spawn(async {});
+    /// let b = crew::spawn(async {});
+    /// assert_ne!(a.id(), b.id());
+    /// # crew::block_on(a); crew::block_on(b);
     /// ```
     pub fn id(&self) -> TaskId {
-        self.info.id()
-    }
-
-    /// The task's identity: id, name and spawn location.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let handle = crew::task::Builder::new().name("worker").spawn(async {});
-    /// assert_eq!(handle.info().name(), Some("worker"));
-    /// assert_eq!(handle.info().location().file(), file!());
-    /// # crew::block_on(handle);
-    /// ```
-    pub fn info(&self) -> &TaskInfo {
-        &self.info
+        self.id
     }
 
     /// Lets the task run to completion in the background; its output (or panic, under

@@ -101,6 +101,12 @@ pub const DEFAULT_SLOW_POLL_THRESHOLD: Duration = Duration::from_millis(10);
 /// ```
 pub const MAX_STUCK_THREADS: usize = 1024;
 
+/// The cap on stuck threads when none is set: the number of workers, and at least 16.
+/// `BENCHMARKS.md` ("Blocking inside a poll") measured 2, 8, 16 and 64 on 2 workers.
+fn default_stuck_threads(workers: usize) -> usize {
+    workers.max(16)
+}
+
 const WORKERS_EXPECTED: &str = "expected a number of worker threads in 1..=1024";
 const STACK_EXPECTED: &str = "expected a size in bytes in 65536..=1073741824";
 const THRESHOLD_EXPECTED: &str = "expected a duration in 1ms..=3600s";
@@ -269,8 +275,8 @@ impl Builder {
     }
 
     /// Caps the threads that hold no worker because they are stuck in a poll after a takeover,
-    /// in `0..=`[`MAX_STUCK_THREADS`] (the number of workers if unset; `CREW_MAX_STUCK_THREADS`
-    /// for the global pool). At the cap, takeovers stop (a [`SlowPoll`] with
+    /// in `0..=`[`MAX_STUCK_THREADS`] (if unset: the number of workers, and at least 16;
+    /// `CREW_MAX_STUCK_THREADS` for the global pool). At the cap, takeovers stop (a [`SlowPoll`] with
     /// [`SlowPollKind::CapReached`](crate::SlowPollKind::CapReached) says so) until a stuck
     /// poll returns, so CPU-bound polls on every worker cannot grow the thread count without
     /// bound.
@@ -403,11 +409,15 @@ impl Builder {
             Some(n) => return Err(BuildError::setting(format!("Builder::max_stuck_threads({n})"), STUCK_EXPECTED)),
             // loom's models get no spare cores (each would be one more queue for every model to
             // scan) unless they ask, as the takeover model does.
-            None => env::max_stuck_threads(&env)?.unwrap_or(if cfg!(loom) { 0 } else { workers }),
+            None => {
+                env::max_stuck_threads(&env)?.unwrap_or(if cfg!(loom) { 0 } else { default_stuck_threads(workers) })
+            }
         };
         let slow_poll_threshold =
             threshold("slow_poll_threshold", self.slow_poll_threshold)?.unwrap_or(DEFAULT_SLOW_POLL_THRESHOLD);
         let takeover_after = takeover_after.filter(|_| max_stuck_threads > 0);
+        // Spare cores serve takeovers only: none without.
+        let max_stuck_threads = if takeover_after.is_some() { max_stuck_threads } else { 0 };
         Ok(Config {
             workers,
             thread_name,
@@ -469,15 +479,19 @@ mod tests {
         assert!(err.to_string().starts_with("CREW_WORKERS=\"0\""));
         let env = || Env { takeover: Some(Ok("off".into())), max_stuck_threads: Some(Ok("7".into())), ..Env::none() };
         let config = Builder::new().workers(2).check(env()).unwrap();
-        assert_eq!((config.takeover_after, config.max_stuck_threads), (None, 7));
+        assert_eq!((config.takeover_after, config.max_stuck_threads), (None, 0), "no takeover: no spare core");
+        let env = || Env { takeover: Some(Ok("20".into())), max_stuck_threads: Some(Ok("7".into())), ..Env::none() };
+        let config = Builder::new().workers(2).check(env()).unwrap();
+        assert_eq!((config.takeover_after, config.max_stuck_threads), (Some(Duration::from_millis(20)), 7));
         let config = Builder::new().workers(2).takeover(true).max_stuck_threads(1).check(env()).unwrap();
         assert_eq!((config.takeover_after, config.max_stuck_threads), (Some(DEFAULT_TAKEOVER_AFTER), 1));
     }
 
     #[test]
-    fn takeover_defaults_on_with_one_stuck_thread_per_worker() {
+    fn takeover_defaults_on_with_at_least_16_stuck_threads() {
         let config = Builder::new().workers(3).check(Env::none()).unwrap();
-        assert_eq!((config.takeover_after, config.max_stuck_threads), (Some(DEFAULT_TAKEOVER_AFTER), 3));
+        assert_eq!((config.takeover_after, config.max_stuck_threads), (Some(DEFAULT_TAKEOVER_AFTER), 16));
+        assert_eq!(Builder::new().workers(40).check(Env::none()).unwrap().max_stuck_threads, 40);
         let config = Builder::new().workers(3).max_stuck_threads(0).check(Env::none()).unwrap();
         assert_eq!(config.takeover_after, None, "no spare thread: no takeover");
     }

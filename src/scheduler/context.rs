@@ -64,10 +64,11 @@ pub(super) fn schedule_local(
     woken_while_running: bool,
 ) -> Result<Pushed, Runnable> {
     let mut task = Some(runnable);
+    // A task pushed here by a poll whose core was taken over meanwhile is not stranded: a deque
+    // or deferred task is stolen by the worker that took over, a LIFO task rescued by the
+    // watcher, and whatever is left goes to the injector when the poll returns (`monitor.rs`).
     let pushed = with_core(|current, core| {
-        // A core taken over during this poll takes nothing more: its thread is stuck in the poll
-        // and will give the core up when it returns (see `monitor.rs`).
-        if !std::ptr::eq(Arc::as_ptr(current), shared) || shared.remotes[core.index].progress.load().taken() {
+        if !std::ptr::eq(Arc::as_ptr(current), shared) {
             return None;
         }
         Some(core.push(shared, task.take()?, woken_while_running))

@@ -69,7 +69,7 @@ pub fn watcher(pool: &crate::Pool) -> Option<usize> {
 pub fn idle_counts(pool: &crate::Pool) -> Option<(usize, usize)> {
     let shared = pool.shared();
     let sleepers = &shared.sleepers;
-    let active = |index: &usize| shared.remotes[*index].active.load(crate::sync::Ordering::SeqCst);
+    let active = |index: &usize| shared.slot_states[*index].active.load(crate::sync::Ordering::SeqCst);
     if !(0..shared.slots()).filter(active).all(|index| sleepers.is_parked(index)) {
         return None;
     }

@@ -5,24 +5,31 @@
 //!
 //! # Invariants
 //!
-//! - **Ownership.** A pool has a fixed number of *cores*. A [`Core`](worker::Core) (deque, tick,
-//!   search state) is owned by exactly one thread at a time, the one whose thread-local context
-//!   holds it (`context.rs`); `block_on` on a worker thread hands the core to a fresh thread
-//!   first, so threads may outnumber cores, never the other way round. What other threads may
-//!   touch of a core lives in [`Shared`]: its deque's stealer and its `Remote` (LIFO slot,
-//!   deferred list, take count).
+//! - **Ownership.** A pool has a fixed number of core *slots*: one per worker, and the spares a
+//!   takeover hands out (`max_stuck_threads`). A [`Core`](worker::Core) (deque, tick, search
+//!   state) is owned by exactly one thread at a time, the one whose thread-local context holds it
+//!   (`context.rs`); `block_on` on a worker thread hands the core to a fresh thread first, and
+//!   the monitor hands a spare to a new thread in place of a worker stuck in one poll
+//!   (`monitor.rs`), so threads may outnumber running cores, never the other way round. What
+//!   other threads may touch of a core lives in [`Shared`]: its deque's stealer and its `Remote`
+//!   (LIFO slot, deferred list, progress word).
 //! - **Where a task goes** (`shared.rs`). Scheduled on a worker of the same pool: into that
 //!   core (a task woken during its own poll into the deferred list, any other into the LIFO
 //!   slot, whose previous task moves to the deque). Anywhere else: into the injector.
 //! - **Private and stealable.** The deques, the injector and the deferred lists are stealable:
 //!   any searcher takes from them (`search.rs`). The LIFO slot is private: its owner takes from
-//!   it, and the watcher only when the owner took nothing for a whole interval (`watch.rs`).
+//!   it, and the watcher only when the owner began no poll for a whole interval (`watch.rs`).
 //! - **No lost wakeup** (`sleep/README.md`, the protocol and its proof). A push onto a
 //!   stealable queue ends with `notify_one`, a push into a LIFO slot with `notify_private`; a
 //!   worker that parks leaving no searcher re-scans after a SeqCst fence. An idle pool never
 //!   wakes.
 //! - **Order of picking** (`worker.rs`): LIFO slot (a few times in a row), the fairness tick,
 //!   deque, injector, deferred list, then search, then park.
+//! - **A stuck poll holds up only itself** (`progress.rs`, `watch.rs`, `monitor.rs`). Each
+//!   worker marks the start and end of every poll in its progress word; a word that shows one
+//!   poll across an interval is a stuck worker. A parked watcher rescues its LIFO task after
+//!   250 µs; the monitor thread, after the takeover threshold with tasks waiting behind it,
+//!   hands its queues to a new thread, and the stuck thread leaves once its poll returns.
 //! - **Nothing is lost or dropped in the wrong place** (`shutdown.rs`). Every task ends exactly
 //!   once: run to completion, cancelled, or dropped at shutdown, and never dropped inside a
 //!   `wake()` or under one of crew's locks.
@@ -33,14 +40,14 @@
 //! | file | concept |
 //! |---|---|
 //! | `shared.rs` | a pool's shared state ([`Shared`]), [`Shared::schedule`], starting workers |
-//! | `remote.rs` | the part of a core others touch: LIFO slot, deferred list, take count |
+//! | `remote.rs` | the part of a core others touch: LIFO slot, deferred list, progress word |
 //! | `worker.rs` | a worker's own state (`Core`), pushing onto it, and its pick order |
 //! | `search.rs` | stealing from other workers and the injector |
 //! | `park.rs` | listing a worker as parked, its re-scan, and the blocking wait |
 //! | `sleep/` | the idle-worker protocol (`Sleepers`, `State`, `Parker`) and its proof |
 //! | `progress.rs` | a core's progress word: polls begun, one running, reported, taken over |
 //! | `watch.rs` | the watcher's rescue of a stuck owner's LIFO task (some worker is idle) |
-//! | `monitor.rs` | the monitor thread: slow-poll reports, takeover of a stuck worker (none idle) |
+//! | `monitor.rs` | the monitor thread: slow-poll reports, takeover of a worker stuck in one poll |
 //! | `reactor.rs` | the worker loop as a future inside `async_io::block_on` |
 //! | `reactor_turn.rs` | when that loop lets the reactor turn before yielded tasks |
 //! | `run.rs` | a worker thread's body: the blocking loop, running a task |

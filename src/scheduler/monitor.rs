@@ -5,21 +5,21 @@
 //! - The sign of a stuck worker is the one the watcher reads (`watch.rs`): a progress word
 //!   (`progress.rs`) that shows a poll running and has not moved since an earlier sample. The
 //!   owners never read the clock for it; the monitor does, once per sample.
-//! - One idea, two cases. While some worker is idle, the queues of a stuck worker are reachable:
-//!   its deque and deferred list by stealing, its LIFO slot by the watcher's rescue after 250 µs.
-//!   While every running worker is inside a poll, nothing can take them; then, once the poll
-//!   has run for the takeover threshold and a task waits (in the stuck core's queues or the
-//!   injector), the monitor does
-//!   what the watcher does and more: it moves the stuck core's LIFO task, and hands a spare core
-//!   (the slot of a worker that does not run yet) to a new thread, which searches the stuck
-//!   core's deque and deferred list like any worker. The pool runs its full count of workers
-//!   again.
+//! - One idea at two scales. The watcher (a parked worker, after 250 µs) moves a stuck owner's
+//!   LIFO task, the one task no searcher may take. The monitor (this thread, after the takeover
+//!   threshold) gives back the stuck worker itself: when the poll has run that long while tasks
+//!   wait behind it (in its own queues, or in the injector while no worker is idle: Go's sysmon
+//!   retakes a processor from a thread stuck in a system call on the same conditions), it moves
+//!   the stuck core's LIFO task as the watcher would, and hands a spare core (the slot of a
+//!   worker that does not run yet) to a new thread, which searches the stuck core's deque and
+//!   deferred list like any worker. The pool runs its full count of workers again.
 //! - A takeover is one compare-exchange on the stuck core's progress word, made while the new
 //!   thread waits for its core: if the poll ended meanwhile, the exchange fails, the spare goes
 //!   back, and the thread exits without running anything. If it succeeds, the stuck thread's
-//!   end of poll sees it: that thread pushes no more into its core (`context::schedule_local`),
-//!   and when its poll returns it gives the core up (queued tasks to the injector, the core to
-//!   the spares) and exits. So no core is driven by two threads, no task runs twice, nothing is
+//!   end of poll sees it: when its poll returns it gives the core up (queued tasks to the
+//!   injector, the core to the spares) and exits. A task the stuck poll pushes into its core
+//!   meanwhile is stolen from the deque by the new thread, or rescued from the LIFO slot by the
+//!   watcher (the core is still listed as running, its progress word still), or passed on then. So no core is driven by two threads, no task runs twice, nothing is
 //!   stranded, and the sleepers' counts stay exact: the new thread inherits the stuck core's
 //!   place in them, and the stuck thread never touches them again.
 //! - Bounded: the spares are the cap on stuck threads (`Builder::max_stuck_threads`). With no
@@ -160,7 +160,7 @@ pub(super) fn take_over(shared: &Arc<Shared>, index: usize, seen: Seen) -> Takeo
     let remote = &shared.remotes[index];
     // The new thread runs as the stuck worker's number (and is named so).
     // Relaxed: see `Shared::worker_number`.
-    shared.remotes[spare.index].worker.store(shared.worker_number(index), Ordering::Relaxed);
+    shared.slot_states[spare.index].worker.store(shared.worker_number(index), Ordering::Relaxed);
     let started = Shared::start_worker_if(shared, spare, |spare| {
         if planted_bug!("takeover_without_exchange") {
             // The flag lands even if the poll it was meant for has ended.
@@ -171,7 +171,7 @@ pub(super) fn take_over(shared: &Arc<Shared>, index: usize, seen: Seen) -> Takeo
         // Counted before the new thread can run, and so exit: shutdown waits for it.
         shared.cores_running.fetch_add(1, Ordering::SeqCst);
         // Relaxed: see `Remote::active`.
-        shared.remotes[spare.index].active.store(true, Ordering::Relaxed);
+        shared.slot_states[spare.index].active.store(true, Ordering::Relaxed);
         // The watcher's rescue, done by the monitor: the stuck core's private task.
         if let Some(runnable) = remote.lifo.take() {
             spare.local.push(runnable);
@@ -188,25 +188,17 @@ pub(super) fn take_over(shared: &Arc<Shared>, index: usize, seen: Seen) -> Takeo
 }
 
 impl Shared {
-    /// True if a task waits that no other worker can take: every other running core is inside a
-    /// poll too (none parked, searching or between tasks, which would steal it, or rescue it as
-    /// the watcher), and core `index` has queued tasks or the injector holds some.
+    /// True if tasks wait behind core `index`'s stuck poll: in its own queues (whatever the other
+    /// workers do: they are one worker short), or in the injector while no worker is idle
+    /// (parked or searching, and so about to take them). Go's sysmon retakes a processor from a
+    /// thread stuck in a system call on the same two conditions.
     fn work_waits_behind(&self, index: usize) -> bool {
-        let free = |other: usize| {
-            // Relaxed: a heuristic, as the progress word's load.
-            other != index && self.remotes[other].active.load(Ordering::Relaxed) && {
-                let seen = self.remotes[other].progress.load();
-                !seen.in_poll() && !seen.taken()
-            }
-        };
-        if (0..self.slots()).any(free) {
-            return false;
-        }
         let remote = &self.remotes[index];
-        remote.has_lifo_task()
-            || !self.stealers[index].is_empty()
-            || !lock(&remote.deferred).is_empty()
-            || !self.injector.is_empty()
+        if remote.has_lifo_task() || !self.stealers[index].is_empty() || !lock(&remote.deferred).is_empty() {
+            return true;
+        }
+        let state = self.sleepers.state();
+        !self.injector.is_empty() && state.unparked() == self.workers() && state.searching() == 0
     }
 
     /// Tells the hook, if any, about core `index`'s current poll.

@@ -2,7 +2,7 @@
 //!
 //! Invariants:
 //! - The LIFO slot is *private*: taken from by its owner, and by the watcher only when the
-//!   owner took nothing from it for a whole interval (see `watch.rs`). The deferred list is
+//!   owner began no poll for a whole interval (see `watch.rs`). The deferred list is
 //!   *shared*: any searcher may take its older half as a last resort.
 //! - Only the owner fills either, and only the owner begins and ends polls in the progress word
 //!   (the monitor only flags them, see `progress.rs`); its mutexes are uncontended but for the
@@ -30,6 +30,13 @@ pub(super) struct Remote {
     pub(super) progress: Progress,
     /// The poll running now, for slow-poll reports (see the module docs).
     pub(super) current: Mutex<CurrentPoll>,
+}
+
+/// What is known of a core slot besides its queues: read by searchers at every steal sweep and
+/// written only when a core is handed out or given back, so kept apart from the `Remote`, whose
+/// progress word its owner writes at every poll.
+#[derive(Debug)]
+pub(super) struct SlotState {
     /// Set while the core is a running worker's, not a spare: from the pool's start (or the
     /// takeover that hands it out) until its thread retires it or gives it up; kept across a
     /// hand-off, which moves the loop to another thread.
@@ -38,6 +45,12 @@ pub(super) struct Remote {
     /// name it. A core that takes over a stuck one runs as that one's number, so the pool's
     /// workers keep their names; `usize::MAX` for a spare.
     pub(super) worker: AtomicUsize,
+}
+
+impl SlotState {
+    pub(super) fn spare() -> SlotState {
+        SlotState { active: AtomicBool::new(false), worker: AtomicUsize::new(usize::MAX) }
+    }
 }
 
 /// What the slow-poll reports know of a core's current poll.
@@ -56,8 +69,6 @@ impl Remote {
             deferred: Mutex::new(Vec::new()),
             progress: Progress::default(),
             current: Mutex::new(CurrentPoll::default()),
-            active: AtomicBool::new(false),
-            worker: AtomicUsize::new(usize::MAX),
         }
     }
 

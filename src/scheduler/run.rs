@@ -35,7 +35,7 @@ pub(super) fn run(shared: Arc<Shared>, core: Box<Core>) {
     if let Some(core) = context::leave() {
         // Relaxed: read by the monitor's heuristics (is some worker free to take work?) and by
         // loom's checks once the pool is idle.
-        shared.remotes[core.index].active.store(false, Ordering::Relaxed);
+        shared.slot_states[core.index].active.store(false, Ordering::Relaxed);
         if core.taken_over {
             shared.give_up_core(core);
         } else {

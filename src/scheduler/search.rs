@@ -51,10 +51,13 @@ impl Core {
     fn steal(&mut self, shared: &Shared) -> Option<Runnable> {
         // A scan starts after a SeqCst fence (see `sleep/README.md`'s proof).
         fence(Ordering::SeqCst);
-        // Every core slot: a spare's deque is empty, but a stuck core's, taken over, may not be.
+        // Every core a thread runs (a stuck core taken over included, until its thread gives it
+        // up): spares' queues are empty.
         let slots = shared.slots();
         let (start, me) = (self.rng.below(slots), self.index);
-        let victims = (0..slots).map(|offset| (start + offset) % slots).filter(|&victim| victim != me);
+        let victims = (0..slots)
+            .map(|offset| (start + offset) % slots)
+            .filter(|&victim| victim != me && shared.is_active(victim));
         for victim in victims.clone() {
             if let Some(runnable) = retry(|| shared.stealers[victim].steal_batch_and_pop(&self.local)) {
                 return Some(runnable);

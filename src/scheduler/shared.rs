@@ -23,7 +23,7 @@ use std::io;
 use crate::task::Runnable;
 
 use super::registry::Registry;
-use super::remote::Remote;
+use super::remote::{Remote, SlotState};
 use super::sleep::Sleepers;
 use super::worker::{Core, Pushed};
 use super::{context, run};
@@ -62,6 +62,9 @@ pub(crate) struct Shared {
     /// read the stealers all the time, and the owner writes here at every task it takes from
     /// its LIFO slot.
     pub(super) remotes: Box<[CachePadded<Remote>]>,
+    /// Each core slot's state (running or spare, worker number), read-mostly: apart from
+    /// `remotes`, whose lines their owners write at every poll.
+    pub(super) slot_states: Box<[SlotState]>,
     pub(super) sleepers: Sleepers,
     /// The live tasks of a private pool; `None` for the global pool, which is never dropped.
     /// Its own `Arc`, so that each task's reference to it does not share a cache line with the
@@ -117,6 +120,7 @@ impl Shared {
             injector: CachePadded::new(Injector::new()),
             stealers: locals.iter().map(Worker::stealer).collect(),
             remotes: (0..slots).map(|_| CachePadded::new(Remote::new())).collect(),
+            slot_states: (0..slots).map(|_| SlotState::spare()).collect(),
             sleepers: Sleepers::new(workers, slots, config.monitor),
             registry: match kind {
                 PoolKind::Global => None,
@@ -130,10 +134,10 @@ impl Shared {
             spares: Mutex::new(Vec::with_capacity(slots - workers)),
             config,
         });
-        for (index, remote) in shared.remotes.iter().enumerate().take(workers) {
+        for (index, state) in shared.slot_states.iter().enumerate().take(workers) {
             // Relaxed: set before any thread that reads them starts.
-            remote.worker.store(index, Ordering::Relaxed);
-            remote.active.store(true, Ordering::Relaxed);
+            state.worker.store(index, Ordering::Relaxed);
+            state.active.store(true, Ordering::Relaxed);
         }
         let mut cores: Vec<Core> =
             locals.into_iter().enumerate().map(|(index, local)| Core::new(index, local, in_reactor)).collect();
@@ -158,7 +162,15 @@ impl Shared {
     pub(super) fn worker_number(&self, index: usize) -> usize {
         // Relaxed: written before the thread that runs the core starts, or by the monitor for a
         // spare it is about to start; read for names and reports.
-        self.remotes[index].worker.load(Ordering::Relaxed)
+        self.slot_states[index].worker.load(Ordering::Relaxed)
+    }
+
+    /// True unless core `index` is a spare, whose queues are empty.
+    #[inline]
+    pub(super) fn is_active(&self, index: usize) -> bool {
+        // Relaxed: a spare's queues are empty whatever this reads, and a core handed out by a
+        // takeover starts with the only task the monitor moved, which its new thread runs.
+        self.slot_states[index].active.load(Ordering::Relaxed)
     }
 
     /// Whether each poll records its task for the slow-poll reports (a hook is set).
@@ -193,14 +205,14 @@ impl Shared {
     /// Where a task is queued, for the re-scan of worker `me` before it parks: a shared queue
     /// first, else another core's LIFO slot. Takes nothing.
     pub(super) fn queued(&self, me: usize) -> Queued {
-        if !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty()) {
+        let active = || (0..self.slots()).filter(|&index| self.is_active(index));
+        if !self.injector.is_empty() || active().any(|index| !self.stealers[index].is_empty()) {
             return Queued::Stealable;
         }
-        if self.remotes.iter().any(|remote| !lock(&remote.deferred).is_empty()) {
+        if active().any(|index| !lock(&self.remotes[index].deferred).is_empty()) {
             return Queued::Stealable;
         }
-        let mut others = self.remotes.iter().enumerate().filter(|&(index, _)| index != me);
-        if others.any(|(_, remote)| remote.has_lifo_task()) {
+        if active().any(|index| index != me && self.remotes[index].has_lifo_task()) {
             return Queued::LifoOnly;
         }
         Queued::Nothing

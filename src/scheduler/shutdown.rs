@@ -134,7 +134,7 @@ impl Shared {
         core.reset_as_spare();
         remote.progress.reset();
         // Relaxed: see `Shared::worker_number`; the core runs as another number next time.
-        remote.worker.store(usize::MAX, Ordering::Relaxed);
+        self.slot_states[core.index].worker.store(usize::MAX, Ordering::Relaxed);
         lock(&self.spares).push(core);
         // SeqCst pairs with the loads in `wait_for_cores`: the takeover counted the new thread.
         if self.cores_running.fetch_sub(1, Ordering::SeqCst) == 1 {

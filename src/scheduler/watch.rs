@@ -62,14 +62,14 @@ impl Watch {
     }
 
     /// After the watcher woke: if the interval is over, moves into `local` the LIFO task of every
-    /// other core that took nothing from its slot since the term began.
+    /// other core that began no poll since the term began.
     pub(super) fn rescue(self, shared: &Shared, me: usize, local: &Worker<Runnable>) {
         if !self.deadline.has_passed() {
             // Woken early (by a notify): the owners had less than an interval.
             return;
         }
         for (index, remote) in shared.remotes.iter().enumerate() {
-            if index == me || !remote.progress.load().same_as(self.progress[index]) {
+            if index == me || !shared.is_active(index) || !remote.progress.load().same_as(self.progress[index]) {
                 continue;
             }
             if let Some(runnable) = remote.lifo.take() {

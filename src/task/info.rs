@@ -82,19 +82,33 @@ impl fmt::Display for TaskId {
 }
 
 /// A task's identity: its id, its name if it was given one ([`Builder::name`]), and the source
-/// location it was spawned from.
+/// location it was spawned from. Slow-poll reports carry it ([`SlowPoll::task`]).
 ///
 /// [`Builder::name`]: crate::task::Builder::name
+/// [`SlowPoll::task`]: crate::SlowPoll::task
 ///
 /// # Examples
 ///
 /// ```
-/// let handle = crew::task::Builder::new().name("fetch").spawn(async { 1 });
-/// let info = handle.info();
+/// use std::sync::{mpsc, Mutex};
+/// use std::time::Duration;
+///
+/// let (tx, rx) = mpsc::channel();
+/// let tx = Mutex::new(tx);
+/// let pool = crew::Pool::builder()
+///     .workers(1)
+///     .slow_poll_threshold(Duration::from_millis(1))
+///     .on_slow_poll(move |report| drop(tx.lock().unwrap().send(report.task().cloned())))
+///     .build()
+///     .unwrap();
+/// let slow = async { std::thread::sleep(Duration::from_millis(20)) }; // one slow poll
+/// let builder = crew::task::Builder::new().name("fetch");
+/// let (handle, line) = (builder.spawn_on(&pool, slow), line!());
+/// let info = rx.recv().unwrap().expect("the hook records each poll's task");
 /// assert_eq!(info.name(), Some("fetch"));
-/// assert_eq!(info.location().file(), file!());
+/// assert_eq!((info.location().file(), info.location().line()), (file!(), line));
 /// assert_eq!(info.id(), handle.id());
-/// # crew::block_on(handle);
+/// crew::block_on(handle);
 /// ```
 #[derive(Clone)]
 pub struct TaskInfo {
@@ -114,9 +128,9 @@ impl TaskInfo {
     /// # Examples
     ///
     /// ```
-    /// let handle = crew::spawn(async {});
-    /// assert_eq!(handle.info().id(), handle.id());
-    /// # crew::block_on(handle);
+    /// fn log(task: &crew::task::TaskInfo) {
+    ///     println!("task {} is slow", task.id());
+    /// }
     /// ```
     pub fn id(&self) -> TaskId {
         self.id
@@ -127,9 +141,9 @@ impl TaskInfo {
     /// # Examples
     ///
     /// ```
-    /// let handle = crew::spawn(async {});
-    /// assert_eq!(handle.info().name(), None);
-    /// # crew::block_on(handle);
+    /// fn label(task: &crew::task::TaskInfo) -> &str {
+    ///     task.name().unwrap_or("(unnamed)")
+    /// }
     /// ```
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
@@ -140,9 +154,9 @@ impl TaskInfo {
     /// # Examples
     ///
     /// ```
-    /// let handle = crew::spawn(async {});
-    /// assert_eq!(handle.info().location().line(), line!() - 1);
-    /// # crew::block_on(handle);
+    /// fn origin(task: &crew::task::TaskInfo) -> String {
+    ///     format!("{}:{}", task.location().file(), task.location().line())
+    /// }
     /// ```
     pub fn location(&self) -> &'static Location<'static> {
         self.location
