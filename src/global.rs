@@ -104,6 +104,7 @@ where
 
 /// Spawns `future` as the task `info` on the global pool.
 #[track_caller]
+#[inline]
 pub(crate) fn spawn_with_info<P, F>(info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
 where
     P: Policy,

@@ -107,6 +107,7 @@ impl Pool {
     }
 
     /// Spawns `future` as the task `info` on this pool.
+    #[inline]
     pub(crate) fn spawn_with_info<P, F>(&self, info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
     where
         P: Policy,

@@ -95,11 +95,12 @@ pub(crate) fn hand_off_core() {
 /// As [`hand_off_core`], but if the fresh thread cannot start, the core stays with this thread
 /// and the error is returned.
 pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
-    let Some((shared, core)) = with_current(|current| Some((current.shared.clone(), current.core.take()?))) else {
+    let Some((shared, mut core)) = with_current(|current| Some((current.shared.clone(), current.core.take()?))) else {
         return Ok(());
     };
     // This thread's poll goes on without a core: its record on the core ends here.
-    if shared.remotes[core.index].progress.end_poll().taken() {
+    let _ = core.finish_poll(&shared);
+    if core.taken_over {
         // Taken over during this poll: a new thread already runs for it. Give this core up.
         shared.give_up_core(core);
         return Ok(());

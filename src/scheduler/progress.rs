@@ -58,25 +58,28 @@ pub(super) struct Progress(AtomicUsize);
 impl Progress {
     /// The current value.
     pub(super) fn load(&self) -> Seen {
-        // Relaxed: a sample for heuristics (is the owner stuck?). Takeover itself is decided by
-        // the compare-exchange in `take`, never by a load.
-        Seen(self.0.load(Ordering::Relaxed))
+        // Acquire: pairs with `begin_poll`'s Release (the poll's record). Otherwise a sample for
+        // heuristics (is the owner stuck?): takeover itself is decided by the compare-exchange
+        // in `take`, never by a load.
+        Seen(self.0.load(Ordering::Acquire))
     }
 
-    /// Called by the owner right before a poll.
-    pub(super) fn begin_poll(&self) {
-        // Relaxed: only the owner stores, and it is between polls, so no flag can be set now;
-        // the monitor's compare-exchanges order themselves against the owner's swap below.
-        let polls = self.0.load(Ordering::Relaxed) & !(ONE_POLL - 1);
-        self.0.store(polls.wrapping_add(ONE_POLL) | IN_POLL, Ordering::Relaxed);
+    /// Called by the owner right before its poll number `polls` (counted by the owner).
+    #[inline]
+    pub(super) fn begin_poll(&self, polls: usize) {
+        // Release: the monitor's Acquire load of an in-poll value then sees what the owner
+        // recorded of the poll before (`Remote::record_poll`). Only the owner stores, between
+        // polls, when no flag can be set; the monitor's compare-exchanges order themselves
+        // against the owner's swap below.
+        self.0.store(polls.wrapping_mul(ONE_POLL) | IN_POLL, Ordering::Release);
     }
 
-    /// Called by the owner right after a poll: what the monitor set during it.
-    pub(super) fn end_poll(&self) -> Seen {
+    /// Called by the owner right after its poll number `polls`: what the monitor set during it.
+    #[inline]
+    pub(super) fn end_poll(&self, polls: usize) -> Seen {
         // SeqCst read-modify-write: pairs with `take`'s compare-exchange; exactly one of them
         // comes first (see the module docs).
-        let polls = self.0.load(Ordering::Relaxed) & !(ONE_POLL - 1);
-        Seen(self.0.swap(polls, Ordering::SeqCst))
+        Seen(self.0.swap(polls.wrapping_mul(ONE_POLL), Ordering::SeqCst))
     }
 
     /// The monitor marks the poll it saw as `seen` as reported. False if that poll is over.
@@ -94,10 +97,10 @@ impl Progress {
         seen.in_poll() && self.0.compare_exchange(seen.0, seen.0 | flag, Ordering::SeqCst, Ordering::SeqCst).is_ok()
     }
 
-    /// Clears the flags of a core given up after a takeover, before it is handed out again.
-    pub(super) fn reset(&self) {
-        let polls = self.0.load(Ordering::SeqCst) & !(ONE_POLL - 1);
-        self.0.store(polls, Ordering::SeqCst);
+    /// Clears the flags of a core given up after a takeover (its owner's count `polls`), before
+    /// it is handed out again.
+    pub(super) fn reset(&self, polls: usize) {
+        self.0.store(polls.wrapping_mul(ONE_POLL), Ordering::SeqCst);
     }
 }
 
@@ -109,20 +112,20 @@ mod tests {
     fn a_takeover_lands_only_on_the_poll_it_saw() {
         let progress = Progress::default();
         assert!(!progress.take(progress.load()), "no poll running");
-        progress.begin_poll();
+        progress.begin_poll(1);
         let seen = progress.load();
         assert!(seen.in_poll());
         assert!(progress.report(seen));
         assert!(!progress.take(seen), "the word changed (reported): the monitor must look again");
         let seen = progress.load();
         assert!(progress.take(seen));
-        let ended = progress.end_poll();
+        let ended = progress.end_poll(1);
         assert!(ended.taken() && ended.reported());
-        progress.reset();
-        progress.begin_poll();
+        progress.reset(1);
+        progress.begin_poll(2);
         let stale = seen;
         assert!(!progress.take(stale), "a later poll is not the one the monitor saw");
-        assert!(!progress.end_poll().taken());
+        assert!(!progress.end_poll(2).taken());
         assert!(!stale.same_as(progress.load()));
     }
 }

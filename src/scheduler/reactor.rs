@@ -57,20 +57,33 @@ impl Future for WorkerLoop<'_> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let WorkerLoop { shared, park } = &mut *self;
         for _ in 0..GLOBAL_QUEUE_INTERVAL {
-            let next = context::with_core(|_, core| {
-                core.poll_next_task(shared, park, cx).map(|r| r.map(|runnable| (core.index, runnable)))
-            });
-            match next {
-                Some(Poll::Ready(Some((index, runnable)))) => {
-                    if !run_task(shared, index, runnable) {
-                        // The core went to another thread, or was taken over.
-                        return Poll::Ready(());
-                    }
+            let step = context::with_core(|_, core| {
+                let reported = core.finish_poll(shared).then_some(core.index);
+                if core.taken_over {
+                    return (reported, Poll::Ready(None));
                 }
-                Some(Poll::Pending) => return Poll::Pending,
-                // Shutdown, or the core went to another thread (`block_on` in the last task).
-                Some(Poll::Ready(None)) | None => return Poll::Ready(()),
+                let next = core.poll_next_task(shared, park, cx);
+                if let Poll::Ready(Some(runnable)) = &next {
+                    core.begin_poll(shared, runnable);
+                }
+                (reported, next)
+            });
+            // `None`: the core went to another thread (`block_on` in the last task).
+            let Some((reported, next)) = step else { return Poll::Ready(()) };
+            if let Some(index) = reported {
+                shared.report_returned(index);
             }
+            match next {
+                Poll::Ready(Some(runnable)) => run_task(runnable),
+                Poll::Pending => return Poll::Pending,
+                // Shutdown, or the core was taken over.
+                Poll::Ready(None) => return Poll::Ready(()),
+            }
+        }
+        // The last poll ends before the reactor turns: a turn is not part of a poll.
+        let reported = context::with_core(|_, core| core.finish_poll(shared).then_some(core.index));
+        if let Some(Some(index)) = reported {
+            shared.report_returned(index);
         }
         cx.waker().wake_by_ref();
         Poll::Pending

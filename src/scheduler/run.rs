@@ -7,8 +7,10 @@
 //!   this thread), or until a poll ends and finds the core taken over by the monitor (then it
 //!   gives the core up: its queued tasks go to the injector, the core becomes a spare). In the
 //!   last two cases it runs no more loop and exits once its current poll returns.
-//! - Every poll is bracketed by the core's progress word (`progress.rs`): begun right before,
-//!   ended right after, by the thread that owns the core.
+//! - Every poll is bracketed in the core's progress word (`progress.rs`) by the thread that
+//!   owns the core: begun as the loop hands out the task, ended as the loop comes back for the
+//!   next (before it picks, parks or lets the reactor turn), in the same borrow of the context.
+//!   A `block_on` inside the poll, which hands the core to another thread, ends it there.
 //! - Nothing a task does kills a worker: a panic is caught inside the task (`task/spawn.rs`),
 //!   and [`run_task`] catches anything that would still unwind.
 
@@ -47,38 +49,32 @@ pub(super) fn run(shared: Arc<Shared>, core: Box<Core>) {
 /// The worker loop on a thread that blocks to park. Returns at shutdown, once the core went to
 /// another thread, or once it was taken over.
 fn blocking_loop(shared: &Shared) {
-    while let Some(Some((index, runnable))) =
-        context::with_core(|_, core| core.next_task(shared).map(|runnable| (core.index, runnable)))
-    {
-        if !run_task(shared, index, runnable) {
-            return;
+    loop {
+        let step = context::with_core(|_, core| {
+            let reported = core.finish_poll(shared).then_some(core.index);
+            let next = if core.taken_over { None } else { core.next_task(shared) };
+            if let Some(runnable) = &next {
+                core.begin_poll(shared, runnable);
+            }
+            (reported, next)
+        });
+        // `None`: the core went to another thread (`block_on` in the last task).
+        let Some((reported, next)) = step else { return };
+        if let Some(index) = reported {
+            shared.report_returned(index);
         }
+        // `None`: shutdown, or the core was taken over.
+        let Some(runnable) = next else { return };
+        run_task(runnable);
     }
 }
 
-/// Runs one task on core `index`, recording the poll in the core's progress word (and, with a
-/// slow-poll hook, its task). Returns whether this thread still runs the core's loop: false if
-/// the core went to another thread during the poll (`block_on` inside it) or was taken over.
-pub(super) fn run_task(shared: &Shared, index: usize, runnable: Runnable) -> bool {
-    let remote = &shared.remotes[index];
-    if shared.records_polls() {
-        remote.record_poll(runnable.metadata());
-    }
-    remote.progress.begin_poll();
-    // A panic is already caught inside the task; this only keeps the worker alive should `run`
-    // unwind anyway (it never does for crew's own tasks).
+/// Runs one task, whose poll the loop recorded (`Core::begin_poll`). A panic is already caught
+/// inside the task; this guard only keeps the worker alive should `run` unwind anyway (it never
+/// does for crew's own tasks).
+#[inline]
+pub(super) fn run_task(runnable: Runnable) {
     if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| runnable.run())) {
         drop_payload(payload);
     }
-    // `None`: the core was handed to a fresh thread during the poll, which ended the record.
-    let ended = context::with_core(|_, core| {
-        let seen = remote.progress.end_poll();
-        core.taken_over = seen.taken();
-        seen
-    });
-    let Some(seen) = ended else { return false };
-    if seen.reported() || seen.taken() {
-        shared.report_returned(index);
-    }
-    !seen.taken()
 }

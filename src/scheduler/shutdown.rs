@@ -131,8 +131,8 @@ impl Shared {
                 self.push_remote(runnable);
             }
         }
+        remote.progress.reset(core.polls);
         core.reset_as_spare();
-        remote.progress.reset();
         // Relaxed: see `Shared::worker_number`; the core runs as another number next time.
         self.slot_states[core.index].worker.store(usize::MAX, Ordering::Relaxed);
         lock(&self.spares).push(core);

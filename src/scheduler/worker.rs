@@ -61,6 +61,10 @@ pub(super) struct Core {
     /// Set when this core's thread learnt, at the end of a poll, that the monitor took the core
     /// over: the thread gives it up instead of running its loop on (see `monitor.rs`).
     pub(super) taken_over: bool,
+    /// Polls begun on this core, wrapping: the count in its progress word.
+    pub(super) polls: usize,
+    /// A poll began (`begin_poll`) and its end is not recorded yet (`finish_poll`).
+    pub(super) polling: bool,
     pub(super) reactor_turn: ReactorTurn,
 }
 
@@ -93,8 +97,37 @@ impl Core {
             parked: false,
             watch: None,
             taken_over: false,
+            polls: 0,
+            polling: false,
             reactor_turn: ReactorTurn::new(in_reactor),
         }
+    }
+
+    /// Records the start of a poll of `runnable` in this core's progress word (and, with a
+    /// slow-poll hook, its task). The loops call it as they hand out the task they picked.
+    #[inline]
+    pub(super) fn begin_poll(&mut self, shared: &Shared, runnable: &Runnable) {
+        let remote = &shared.remotes[self.index];
+        if shared.records_polls() {
+            remote.record_poll(runnable.metadata());
+        }
+        self.polls = self.polls.wrapping_add(1);
+        self.polling = true;
+        remote.progress.begin_poll(self.polls);
+    }
+
+    /// Records the end of the poll begun last, if any: the loops call it before they pick the
+    /// next task (or park, or yield to the reactor). Sets `taken_over` if the monitor took the
+    /// core over during it. Returns true if the monitor reported the poll (or took it over):
+    /// the caller then reports its end, outside the context's borrow.
+    #[inline]
+    pub(super) fn finish_poll(&mut self, shared: &Shared) -> bool {
+        if !std::mem::replace(&mut self.polling, false) {
+            return false;
+        }
+        let seen = shared.remotes[self.index].progress.end_poll(self.polls);
+        self.taken_over = seen.taken();
+        seen.reported() || seen.taken()
     }
 
     /// Makes a core given up after a takeover, its queues emptied, ready to be a spare.
@@ -106,6 +139,7 @@ impl Core {
         self.parked = false;
         self.watch = None;
         self.taken_over = false;
+        self.polling = false;
     }
 
     /// Puts a task scheduled on this worker's thread into its queues: a task woken while it ran

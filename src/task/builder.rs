@@ -29,7 +29,7 @@ use crate::pool::Pool;
 /// assert_eq!(crew::block_on(handle).unwrap_err().panic_message(), Some("no"));
 /// ```
 pub struct Builder<P: Policy = Propagate> {
-    name: Option<Arc<str>>,
+    name: Option<Arc<String>>,
     policy: PhantomData<fn() -> P>,
 }
 
@@ -62,8 +62,8 @@ impl<P: Policy> Builder<P> {
     /// let handle = crew::task::Builder::new().name(format!("conn-{}", 3)).spawn(async {});
     /// crew::block_on(handle);
     /// ```
-    pub fn name(mut self, name: impl Into<Arc<str>>) -> Builder<P> {
-        self.name = Some(name.into());
+    pub fn name(mut self, name: impl Into<String>) -> Builder<P> {
+        self.name = Some(Arc::new(name.into()));
         self
     }
 
@@ -125,6 +125,6 @@ impl<P: Policy> Builder<P> {
 
 impl<P: Policy> fmt::Debug for Builder<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Builder").field("name", &self.name.as_deref()).finish_non_exhaustive()
+        f.debug_struct("Builder").field("name", &self.name.as_deref().map(String::as_str)).finish_non_exhaustive()
     }
 }

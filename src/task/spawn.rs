@@ -177,7 +177,7 @@ where
         for_schedule.schedule(runnable, info.woken_while_running);
     });
     // For a refused spawn's cancelled handle: `spawn` is given back with `info` inside it.
-    let refused_info = info.clone();
+    let (id, location) = (info.id(), info.location());
     let spawn = |key| {
         let registration = Some(Registration { registry: registry.clone(), key });
         let task = TaskFuture::<F, P> { future: Some(future), registration, policy: PhantomData };
@@ -189,7 +189,7 @@ where
             // The pool is shutting down: drop the future and hand back a cancelled handle.
             drop(spawn);
             let (runnable, task) = async_task::Builder::new()
-                .metadata(refused_info)
+                .metadata(TaskInfo::unnamed(id, location))
                 .spawn(|_| std::future::pending::<TaskOutput<F::Output>>(), |_| {});
             drop(runnable);
             JoinHandle::new(task)
