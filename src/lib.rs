@@ -64,6 +64,25 @@
 //! assert!(answer.unwrap().unwrap() > 0);
 //! ```
 //!
+//! # Blocking inside a poll
+//!
+//! A task that blocks its thread inside a poll holds up only itself: when a worker has been in
+//! one poll for [`Builder::takeover_after`] (10 ms by default) while tasks wait behind it, the
+//! pool's monitor hands that worker's queues to a new thread ([`Builder::takeover`]). Code that
+//! knows it will block can say so with [`block_in_place`]; [`Builder::on_slow_poll`] reports slow
+//! polls and takeovers, naming the task ([`task::Builder`] names it; every spawn records its
+//! caller's location).
+//!
+//! ```
+//! let pool = crew::Pool::builder().workers(1).build().unwrap();
+//! let (tx, rx) = std::sync::mpsc::channel::<()>();
+//! // Blocks its worker until the task queued behind it has run: without the takeover, never.
+//! let blocked = pool.spawn(async move { rx.recv().unwrap() });
+//! let behind = pool.spawn(async move { tx.send(()).unwrap() });
+//! crew::block_on(behind);
+//! crew::block_on(blocked);
+//! ```
+//!
 //! # Configuration
 //!
 //! The global pool starts on the first [`spawn`] with `CREW_WORKERS` workers (a whole number in
