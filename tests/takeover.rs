@@ -80,6 +80,7 @@ fn a_taken_over_poll_delivers_its_output_and_its_later_wakes_once() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "lists the threads in /proc/self/task, which miri's isolation blocks")]
 fn cpu_bound_polls_on_every_worker_stay_within_the_cap() {
     with_timeout(|| {
         const WORKERS: usize = 2;
@@ -117,6 +118,7 @@ fn cpu_bound_polls_on_every_worker_stay_within_the_cap() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "did not finish within its 60 s hang guard under miri (2026-11-23; not analysed)")]
 fn reports_name_the_task_its_spawn_location_and_its_worker() {
     with_timeout(|| {
         let reports = Reports::default();

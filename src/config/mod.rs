@@ -240,7 +240,8 @@ impl Builder {
         self
     }
 
-    /// Sets whether a worker stuck inside one poll is taken over (on by default): when it has
+    /// Sets whether a worker stuck inside one poll is taken over (on by default; off under miri,
+    /// which cannot afford an interpreted monitor thread in every pool): when it has
     /// been in one poll for [`takeover_after`](Builder::takeover_after) while tasks wait that no
     /// idle worker can take, its queues are handed to a new thread, which carries on as that
     /// worker; the stuck thread finishes its poll and then exits. README's "Blocking inside a
@@ -402,7 +403,9 @@ impl Builder {
             (Some(false), _) => None,
             (Some(true), Some(after)) | (None, Some(after)) => Some(after),
             (Some(true), None) => Some(DEFAULT_TAKEOVER_AFTER),
-            (None, None) => env::takeover(&env)?.unwrap_or(Some(DEFAULT_TAKEOVER_AFTER)),
+            // Off by default under miri, as the reactor: an interpreted monitor thread in every
+            // pool would slow every test; the takeover tests turn it on.
+            (None, None) => env::takeover(&env)?.unwrap_or((!cfg!(miri)).then_some(DEFAULT_TAKEOVER_AFTER)),
         };
         let max_stuck_threads = match self.max_stuck_threads {
             Some(n) if n <= MAX_STUCK_THREADS => n,
