@@ -492,9 +492,13 @@ mod tests {
 
     #[test]
     fn takeover_defaults_on_with_at_least_16_stuck_threads() {
-        let config = Builder::new().workers(3).check(Env::none()).unwrap();
+        let config = Builder::new().workers(3).takeover(true).check(Env::none()).unwrap();
         assert_eq!((config.takeover_after, config.max_stuck_threads), (Some(DEFAULT_TAKEOVER_AFTER), 16));
-        assert_eq!(Builder::new().workers(40).check(Env::none()).unwrap().max_stuck_threads, 40);
+        let config = Builder::new().workers(40).takeover(true).check(Env::none()).unwrap();
+        assert_eq!(config.max_stuck_threads, 40);
+        // Unset, it is on, except under miri (see `check`).
+        let config = Builder::new().workers(3).check(Env::none()).unwrap();
+        assert_eq!(config.takeover_after.is_some(), !cfg!(miri));
         let config = Builder::new().workers(3).max_stuck_threads(0).check(Env::none()).unwrap();
         assert_eq!(config.takeover_after, None, "no spare thread: no takeover");
     }
