@@ -211,19 +211,12 @@ impl Shared {
 
     /// Called by the owner of core `index` when a poll the monitor reported returns.
     pub(super) fn report_returned(&self, index: usize) {
-        let Some(hook) = &self.config.on_slow_poll else { return };
-        let (task, since) = {
-            let current = lock(&self.remotes[index].current);
-            (current.task.clone(), current.slow_since)
-        };
+        if self.config.on_slow_poll.is_none() {
+            return;
+        }
+        let since = lock(&self.remotes[index].current).slow_since;
         let elapsed = since.map_or(Duration::ZERO, |since| since.elapsed());
-        hook.call(&SlowPoll {
-            kind: SlowPollKind::Returned,
-            task,
-            thread_name: self.config.thread_name.clone(),
-            worker: self.worker_number(index),
-            elapsed,
-        });
+        self.report_current(SlowPollKind::Returned, index, elapsed);
     }
 }
 
