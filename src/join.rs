@@ -46,13 +46,16 @@ use crate::task::{TaskId, TaskInfo, TaskOutput};
 pub struct JoinHandle<T, P: Policy = Propagate> {
     task: FallibleTask<TaskOutput<T>, TaskInfo>,
     /// The task's id (async-task's `FallibleTask` does not lend the task's metadata, and a copy
-    /// of all of it would triple the handle's size).
-    id: TaskId,
-    /// Set once a poll returned the task's output (or resumed its panic).
-    returned: bool,
+    /// of all of it would triple the handle's size), and in its top bit, [`RETURNED`]: the
+    /// handle stays two words, as it was before tasks had ids.
+    id_returned: u64,
     /// `fn() -> P`: the handle is `Unpin`, `Send` and `Sync` whatever `P` is.
     policy: PhantomData<fn() -> P>,
 }
+
+/// Set in a handle's `id_returned` once a poll returned the task's output (or resumed its
+/// panic). Ids are counted from 1 by one process-wide counter and never reach it.
+const RETURNED: u64 = 1 << 63;
 
 /// What polling (or cancelling) a [`JoinHandle`] that already returned panics with.
 pub(crate) const POLLED_AFTER_RETURN: &str =
@@ -60,8 +63,9 @@ pub(crate) const POLLED_AFTER_RETURN: &str =
 
 impl<T, P: Policy> JoinHandle<T, P> {
     pub(crate) fn new(task: async_task::Task<TaskOutput<T>, TaskInfo>) -> JoinHandle<T, P> {
-        let id = task.metadata().id();
-        JoinHandle { task: task.fallible(), id, returned: false, policy: PhantomData }
+        let id = task.metadata().id().as_u64();
+        debug_assert_eq!(id & RETURNED, 0, "task ids never reach 2^63");
+        JoinHandle { task: task.fallible(), id_returned: id, policy: PhantomData }
     }
 
     /// The task's id, as slow-poll reports name it.
@@ -75,7 +79,12 @@ impl<T, P: Policy> JoinHandle<T, P> {
     /// # crew::block_on(a); crew::block_on(b);
     /// ```
     pub fn id(&self) -> TaskId {
-        self.id
+        TaskId::from_u64(self.id_returned & !RETURNED)
+    }
+
+    /// True once a poll returned the task's output (or resumed its panic).
+    fn returned(&self) -> bool {
+        self.id_returned & RETURNED != 0
     }
 
     /// Lets the task run to completion in the background; its output (or panic, under
@@ -117,7 +126,7 @@ impl<T, P: Policy> JoinHandle<T, P> {
     /// assert_eq!(crew::block_on(handle.cancel()), Some(5));
     /// ```
     pub async fn cancel(self) -> Option<P::Output<T>> {
-        assert!(!self.returned, "{POLLED_AFTER_RETURN}");
+        assert!(!self.returned(), "{POLLED_AFTER_RETURN}");
         let output = self.task.cancel().await;
         let output = if planted_bug!("cancel_forgets_output") { output.and_then(forget_output) } else { output };
         output.map(|output| P::complete(outcome(Some(output))))
@@ -158,10 +167,10 @@ impl<T, P: Policy> Future for JoinHandle<T, P> {
     type Output = P::Output<T>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        assert!(!self.returned, "{POLLED_AFTER_RETURN}");
+        assert!(!self.returned(), "{POLLED_AFTER_RETURN}");
         let output = std::task::ready!(Pin::new(&mut self.task).poll(cx));
         // Before `complete`, which resumes a `Propagate` task's panic.
-        self.returned = true;
+        self.id_returned |= RETURNED;
         Poll::Ready(P::complete(outcome(output)))
     }
 }

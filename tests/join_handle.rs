@@ -313,3 +313,12 @@ fn cancelling_a_handle_after_it_returned_panics_saying_so() {
         assert!(payload_message(payload.as_ref()).unwrap().starts_with(POLLED_AGAIN));
     });
 }
+
+#[test]
+fn a_handle_is_two_words_and_keeps_its_id_after_it_returned() {
+    assert_eq!(std::mem::size_of::<crew::JoinHandle<u64>>(), 2 * std::mem::size_of::<usize>());
+    let mut handle = crew::spawn(async { 7 });
+    let id = handle.id();
+    assert_eq!(crew::block_on(&mut handle), 7);
+    assert_eq!(handle.id(), id, "the id survives the handle's return");
+}

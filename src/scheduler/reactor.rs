@@ -57,33 +57,37 @@ impl Future for WorkerLoop<'_> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let WorkerLoop { shared, park } = &mut *self;
         for _ in 0..GLOBAL_QUEUE_INTERVAL {
-            let step = context::with_core(|_, core| {
-                let reported = core.finish_poll(shared).then_some(core.index);
-                if core.taken_over {
-                    return (reported, Poll::Ready(None));
+            let step = context::with_core(|_, core| match core.finish_poll(shared) {
+                Some(flagged) => Err(flagged),
+                None => {
+                    let next = core.poll_next_task(shared, park, cx);
+                    if let Poll::Ready(Some(runnable)) = &next {
+                        core.begin_poll(shared, runnable);
+                    }
+                    Ok(next)
                 }
-                let next = core.poll_next_task(shared, park, cx);
-                if let Poll::Ready(Some(runnable)) = &next {
-                    core.begin_poll(shared, runnable);
-                }
-                (reported, next)
             });
-            // `None`: the core went to another thread (`block_on` in the last task).
-            let Some((reported, next)) = step else { return Poll::Ready(()) };
-            if let Some(index) = reported {
-                shared.report_returned(index);
-            }
-            match next {
-                Poll::Ready(Some(runnable)) => run_task(runnable),
-                Poll::Pending => return Poll::Pending,
-                // Shutdown, or the core was taken over.
-                Poll::Ready(None) => return Poll::Ready(()),
+            match step {
+                Some(Ok(Poll::Ready(Some(runnable)))) => run_task(runnable),
+                Some(Ok(Poll::Pending)) => return Poll::Pending,
+                // Shutdown.
+                Some(Ok(Poll::Ready(None))) => return Poll::Ready(()),
+                Some(Err(flagged)) => {
+                    shared.report_returned(flagged.index);
+                    if flagged.taken {
+                        return Poll::Ready(());
+                    }
+                }
+                // The core went to another thread (`block_on` in the last task).
+                None => return Poll::Ready(()),
             }
         }
         // The last poll ends before the reactor turns: a turn is not part of a poll.
-        let reported = context::with_core(|_, core| core.finish_poll(shared).then_some(core.index));
-        if let Some(Some(index)) = reported {
-            shared.report_returned(index);
+        if let Some(Some(flagged)) = context::with_core(|_, core| core.finish_poll(shared)) {
+            shared.report_returned(flagged.index);
+            if flagged.taken {
+                return Poll::Ready(());
+            }
         }
         cx.waker().wake_by_ref();
         Poll::Pending

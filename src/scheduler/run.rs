@@ -50,22 +50,29 @@ pub(super) fn run(shared: Arc<Shared>, core: Box<Core>) {
 /// another thread, or once it was taken over.
 fn blocking_loop(shared: &Shared) {
     loop {
-        let step = context::with_core(|_, core| {
-            let reported = core.finish_poll(shared).then_some(core.index);
-            let next = if core.taken_over { None } else { core.next_task(shared) };
-            if let Some(runnable) = &next {
-                core.begin_poll(shared, runnable);
+        let step = context::with_core(|_, core| match core.finish_poll(shared) {
+            Some(flagged) => Err(flagged),
+            None => {
+                let next = core.next_task(shared);
+                if let Some(runnable) = &next {
+                    core.begin_poll(shared, runnable);
+                }
+                Ok(next)
             }
-            (reported, next)
         });
-        // `None`: the core went to another thread (`block_on` in the last task).
-        let Some((reported, next)) = step else { return };
-        if let Some(index) = reported {
-            shared.report_returned(index);
+        match step {
+            // Shutdown.
+            Some(Ok(None)) => return,
+            Some(Ok(Some(runnable))) => run_task(runnable),
+            Some(Err(flagged)) => {
+                shared.report_returned(flagged.index);
+                if flagged.taken {
+                    return;
+                }
+            }
+            // The core went to another thread (`block_on` in the last task).
+            None => return,
         }
-        // `None`: shutdown, or the core was taken over.
-        let Some(runnable) = next else { return };
-        run_task(runnable);
     }
 }
 

@@ -68,6 +68,15 @@ pub(super) struct Core {
     pub(super) reactor_turn: ReactorTurn,
 }
 
+/// A poll that the monitor flagged while it ran (see [`Core::finish_poll`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Flagged {
+    /// The core it ran on.
+    pub(super) index: usize,
+    /// The monitor took the core over during it: the thread gives the core up.
+    pub(super) taken: bool,
+}
+
 /// Where [`Core::push`] put a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Pushed {
@@ -117,17 +126,21 @@ impl Core {
     }
 
     /// Records the end of the poll begun last, if any: the loops call it before they pick the
-    /// next task (or park, or yield to the reactor). Sets `taken_over` if the monitor took the
-    /// core over during it. Returns true if the monitor reported the poll (or took it over):
-    /// the caller then reports its end, outside the context's borrow.
+    /// next task (or park, or yield to the reactor). `Some` only in the rare case that the
+    /// monitor flagged the poll (reported it as slow, or took the core over, which also sets
+    /// `taken_over`): the caller then reports the poll's end outside the context's borrow, and
+    /// stops if the core was taken.
     #[inline]
-    pub(super) fn finish_poll(&mut self, shared: &Shared) -> bool {
+    pub(super) fn finish_poll(&mut self, shared: &Shared) -> Option<Flagged> {
         if !std::mem::replace(&mut self.polling, false) {
-            return false;
+            return None;
         }
         let seen = shared.remotes[self.index].progress.end_poll(self.polls);
-        self.taken_over = seen.taken();
-        seen.reported() || seen.taken()
+        if seen.reported() || seen.taken() {
+            self.taken_over = seen.taken();
+            return Some(Flagged { index: self.index, taken: seen.taken() });
+        }
+        None
     }
 
     /// Makes a core given up after a takeover, its queues emptied, ready to be a spare.

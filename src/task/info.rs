@@ -62,6 +62,11 @@ impl TaskId {
         TaskId(NonZeroU64::new(id).expect("task ids start at 1 and a u64 does not wrap"))
     }
 
+    /// The id `id`, as [`TaskId::as_u64`] gave it.
+    pub(crate) fn from_u64(id: u64) -> TaskId {
+        TaskId(NonZeroU64::new(id).expect("a task id is never 0"))
+    }
+
     /// The id as a number.
     ///
     /// # Examples
