@@ -25,7 +25,9 @@
 //! Each member runs the workload once untimed, then `RUNS` = 11 times; the table shows the
 //! median and the fastest run. Then the monitor's own cost: crew's default pool runs the workload
 //! with no blocking, over and over for 2 s, and the `crew-monitor` thread's CPU time
-//! (`/proc/self/task/*/schedstat`) is printed as a share of one core.
+//! (`/proc/self/task/*/schedstat`) is printed as a share of one core. First, what a takeover
+//! would save if stuck threads waited as spares rather than exiting: the median time to start a
+//! thread that signals back, against waking a parked one that signals back.
 //!
 //! Run: `cargo bench --bench stuck`.
 
@@ -130,7 +132,51 @@ fn table(b: Duration) {
     measure("async_executor", &ex, sleep, b);
 }
 
+/// The median of `RUNS` * 10 timings of `f`.
+fn median_of(mut f: impl FnMut() -> Duration) -> Duration {
+    let mut times: Vec<Duration> = (0..RUNS * 10).map(|_| f()).collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// What a stuck thread that exits after its poll costs each later takeover, against one that
+/// waits as a spare: starting a thread that signals back, against waking a parked thread that
+/// signals back.
+fn exit_or_wait() {
+    let start_fresh = median_of(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let start = Instant::now();
+        let thread =
+            std::thread::Builder::new().name("crew-0".to_owned()).spawn(move || tx.send(()).unwrap()).expect("thread");
+        rx.recv().unwrap();
+        let elapsed = start.elapsed();
+        thread.join().unwrap();
+        elapsed
+    });
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let (back_tx, back_rx) = std::sync::mpsc::channel();
+    let spare = std::thread::spawn(move || {
+        while go_rx.recv().is_ok() {
+            back_tx.send(()).unwrap();
+        }
+    });
+    let wake_spare = median_of(|| {
+        std::thread::sleep(Duration::from_micros(200)); // the spare is parked again
+        let start = Instant::now();
+        go_tx.send(()).unwrap();
+        back_rx.recv().unwrap();
+        start.elapsed()
+    });
+    drop(go_tx);
+    spare.join().unwrap();
+    println!(
+        "\nexit or wait as a spare: starting a thread {start_fresh:.1?}, waking a parked one {wake_spare:.1?} (medians of {})",
+        RUNS * 10
+    );
+}
+
 fn main() {
+    exit_or_wait();
     table(Duration::from_millis(3));
     table(Duration::from_millis(30));
     for threshold in [None, Some(1)] {
