@@ -21,9 +21,10 @@ use std::time::Duration;
 use once_cell::sync::Lazy;
 
 use crate::join::JoinHandle;
+use crate::metrics::BlockingMetrics;
 use crate::policy::{Policy, Propagate};
-use crate::sync::{lock, thread, Arc, Condvar, Mutex};
-use crate::task::{Runnable, TaskFuture, TaskInfo};
+use crate::sync::{lock, thread, Arc, Condvar, Counter, Mutex};
+use crate::task::{Home, Runnable, TaskFuture, TaskInfo};
 
 /// The most threads the global blocking pool runs at once (tokio's default too).
 pub const MAX_BLOCKING_THREADS: usize = 512;
@@ -32,6 +33,11 @@ pub const MAX_BLOCKING_THREADS: usize = 512;
 const KEEP_ALIVE: Duration = Duration::from_secs(10);
 
 static GLOBAL: Lazy<Arc<BlockingPool>> = Lazy::new(|| BlockingPool::new(MAX_BLOCKING_THREADS, KEEP_ALIVE));
+
+/// The blocking pool's counts, for [`crate::Metrics`] (all zero before its first job).
+pub(crate) fn metrics() -> BlockingMetrics {
+    Lazy::get(&GLOBAL).map(|pool| pool.metrics()).unwrap_or_default()
+}
 
 /// Runs the blocking closure `f` on crew's blocking pool, off the async workers, and returns a
 /// [`JoinHandle`] for its result, with the default [`Propagate`] panic policy.
@@ -90,10 +96,17 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let task = TaskFuture::<_, P>::unregistered(job(f));
+    let task = TaskFuture::<_, P, _>::new(job(f), Blocking);
     let (runnable, task) = async_task::Builder::new().metadata(info).spawn(move |_| task, schedule);
     runnable.schedule();
     JoinHandle::new(task)
+}
+
+/// The blocking pool as a task's home: it keeps no count of its tasks.
+struct Blocking;
+
+impl Home for Blocking {
+    fn task_ended(&mut self) {}
 }
 
 /// The closure as a future that runs it in its first poll.
@@ -106,6 +119,9 @@ fn job<F: FnOnce() -> T, T>(f: F) -> impl Future<Output = T> {
 #[derive(Debug)]
 pub(crate) struct BlockingPool {
     state: Mutex<State>,
+    /// `state`'s counts, mirrored under its lock for [`metrics`] to read without locking:
+    /// threads, idle threads, queued jobs.
+    published: [Counter; 3],
     work: Condvar,
     max_threads: usize,
     keep_alive: Duration,
@@ -126,7 +142,28 @@ struct State {
 
 impl BlockingPool {
     pub(crate) fn new(max_threads: usize, keep_alive: Duration) -> Arc<BlockingPool> {
-        Arc::new(BlockingPool { state: Mutex::new(State::default()), work: Condvar::new(), max_threads, keep_alive })
+        Arc::new(BlockingPool {
+            state: Mutex::new(State::default()),
+            published: Default::default(),
+            work: Condvar::new(),
+            max_threads,
+            keep_alive,
+        })
+    }
+
+    /// Mirrors `state`'s counts (see `published`). Called under the lock.
+    fn publish(&self, state: &State) {
+        let [threads, idle, queued] = &self.published;
+        threads.set(state.threads as u64);
+        idle.set((state.idle - state.woken.min(state.idle)) as u64);
+        queued.set(state.queue.len() as u64);
+    }
+
+    /// The mirrored counts.
+    fn metrics(&self) -> BlockingMetrics {
+        let [threads, idle, queued] = &self.published;
+        let count = |counter: &Counter| usize::try_from(counter.get()).unwrap_or(usize::MAX);
+        BlockingMetrics { threads: count(threads), idle_threads: count(idle), queued: count(queued) }
     }
 
     /// Queues `runnable` and makes sure a thread will take it (see the module invariants).
@@ -135,29 +172,34 @@ impl BlockingPool {
         state.queue.push_back(runnable);
         if state.idle > state.woken {
             state.woken += 1;
+            self.publish(&state);
             drop(state);
             self.work.notify_one();
             return;
         }
         if state.threads == self.max_threads {
             // Every thread is busy; the first to finish its job takes this one.
+            self.publish(&state);
             return;
         }
         state.threads += 1;
         let id = state.next_id;
         state.next_id += 1;
+        self.publish(&state);
         drop(state);
         let pool = self.clone();
         let started = thread::Builder::new().name(format!("crew-blocking-{id}")).spawn(move || pool.run());
         if let Err(err) = started {
             let mut state = lock(&self.state);
             state.threads -= 1;
+            self.publish(&state);
             if state.threads > 0 {
                 // A running thread takes the job after its current one.
                 return;
             }
             // No thread can run the queued jobs: cancel them (their closures are dropped) and say why.
             let stranded: Vec<Runnable> = state.queue.drain(..).collect();
+            self.publish(&state);
             drop(state);
             drop(stranded);
             panic!("crew::spawn_blocking: could not start a blocking thread: {err}");
@@ -169,6 +211,7 @@ impl BlockingPool {
         let mut state = lock(&self.state);
         loop {
             if let Some(runnable) = state.queue.pop_front() {
+                self.publish(&state);
                 drop(state);
                 // The job's panics are caught inside the task; `run` itself does not unwind.
                 runnable.run();
@@ -176,18 +219,21 @@ impl BlockingPool {
                 continue;
             }
             state.idle += 1;
+            self.publish(&state);
             let (guard, wait) = self.work.wait_timeout(state, self.keep_alive).unwrap_or_else(|poisoned| {
                 // crew's critical sections never panic halfway; take the guard as it is.
                 poisoned.into_inner()
             });
             state = guard;
             state.idle -= 1;
+            self.publish(&state);
             if state.woken > 0 {
                 state.woken -= 1;
                 continue;
             }
             if wait.timed_out() && state.queue.is_empty() {
                 state.threads -= 1;
+                self.publish(&state);
                 return;
             }
         }

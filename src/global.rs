@@ -16,10 +16,11 @@ use once_cell::sync::OnceCell;
 
 use crate::config::{BuildError, Builder, Env};
 use crate::join::JoinHandle;
+use crate::metrics::Metrics;
 use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;
 use crate::scheduler::{PoolKind, Shared};
-use crate::task::{Runnable, TaskInfo};
+use crate::task::{Home, Runnable, TaskInfo};
 
 static GLOBAL: OnceCell<Pool> = OnceCell::new();
 
@@ -116,5 +117,39 @@ where
     let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
         shared().schedule(runnable, info.woken_while_running);
     });
-    crate::task::spawn_unregistered(shared(), info, future, schedule)
+    crate::task::spawn_unregistered(shared(), info, Global, future, schedule)
+}
+
+/// A snapshot of the global pool's counters (starting the pool if it has not started): polls,
+/// spawns, steals, parks and queue depths per worker, live tasks, the blocking pool. Cheap
+/// enough to call every second in production: it never blocks a worker. See [`Metrics`] for
+/// what each number tells.
+///
+/// # Panics
+///
+/// If the global pool cannot start (a bad `CREW_WORKERS`, say), as [`spawn`] does.
+///
+/// # Examples
+///
+/// ```
+/// let before = crew::metrics();
+/// crew::block_on(crew::spawn(async {}));
+/// let after = crew::metrics();
+/// assert!(after.spawned_outside > before.spawned_outside);
+/// assert!(after.total.polls > before.total.polls);
+/// ```
+#[track_caller]
+pub fn metrics() -> Metrics {
+    shared().metrics()
+}
+
+/// The global pool as a task's home: a task's end is counted on the worker that ends it, or
+/// as outside the workers.
+struct Global;
+
+impl Home for Global {
+    #[inline]
+    fn task_ended(&mut self) {
+        crate::scheduler::count_task_end(shared());
+    }
 }

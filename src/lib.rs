@@ -100,6 +100,7 @@ mod blocking;
 mod config;
 mod global;
 mod join;
+mod metrics;
 #[cfg(not(loom))]
 pub mod net;
 mod policy;
@@ -126,8 +127,9 @@ pub use config::{
     MAX_STUCK_THREADS_ENV, MAX_TAKEOVER_AFTER, MAX_WORKERS, MIN_STACK_SIZE, MIN_TAKEOVER_AFTER, TAKEOVER_ENV,
     WORKERS_ENV,
 };
-pub use global::{spawn, spawn_with};
+pub use global::{metrics, spawn, spawn_with};
 pub use join::JoinHandle;
+pub use metrics::{BlockingMetrics, Metrics, WorkerMetrics};
 pub use policy::{Catch, Ignore, JoinError, Policy, Propagate, CANCELLED_MESSAGE};
 pub use pool::Pool;
 pub use report::{SlowPoll, SlowPollKind};

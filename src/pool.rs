@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use crate::config::{BuildError, Config};
 use crate::join::JoinHandle;
+use crate::metrics::Metrics;
 use crate::policy::{Policy, Propagate};
 use crate::scheduler::{self, PoolKind, Shared};
 use crate::sync::Arc;
@@ -115,6 +116,26 @@ impl Pool {
         F::Output: Send + 'static,
     {
         crate::task::spawn_registered(&self.shared, scheduler::spawn_hint(), info, future)
+    }
+
+    /// A snapshot of this pool's counters: polls, spawns, steals, parks and queue depths per
+    /// worker, live tasks, the blocking pool. Cheap enough to call every second in production:
+    /// it never blocks a worker. See [`Metrics`] for what each number tells.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(1).build().unwrap();
+    /// let handles: Vec<_> = (0..10).map(|_| pool.spawn(async {})).collect();
+    /// for handle in handles {
+    ///     crew::block_on(handle);
+    /// }
+    /// let metrics = pool.metrics();
+    /// assert_eq!(metrics.spawned_outside, 10);
+    /// assert_eq!(metrics.live_tasks, 0);
+    /// ```
+    pub fn metrics(&self) -> Metrics {
+        self.shared.metrics()
     }
 
     /// The number of workers (cores) this pool runs.

@@ -62,6 +62,7 @@ pub(super) fn schedule_local(
     shared: &Shared,
     runnable: Runnable,
     woken_while_running: bool,
+    spawned: bool,
 ) -> Result<Pushed, Runnable> {
     let mut task = Some(runnable);
     // A task pushed here by a poll whose core was taken over meanwhile is not stranded: a deque
@@ -71,11 +72,30 @@ pub(super) fn schedule_local(
         if !std::ptr::eq(Arc::as_ptr(current), shared) {
             return None;
         }
+        if spawned {
+            core.counters(shared).spawned.incr();
+        }
         Some(core.push(shared, task.take()?, woken_while_running))
     });
     match pushed.flatten() {
         Some(pushed) => Ok(pushed),
         None => Err(task.take().expect("the task was not pushed, so it is still here")),
+    }
+}
+
+/// Counts the end of one of `shared`'s tasks: on this thread's core if it runs one of that
+/// pool's, else as outside the workers.
+#[inline]
+pub(crate) fn count_task_end(shared: &Shared) {
+    let on_core = with_core(|current, core| {
+        let mine = std::ptr::eq(Arc::as_ptr(current), shared);
+        if mine {
+            core.counters(shared).ended.incr();
+        }
+        mine
+    });
+    if on_core != Some(true) {
+        shared.outside.ended.incr();
     }
 }
 

@@ -56,6 +56,7 @@
 //! | `registry.rs` | a private pool's live tasks, so that dropping the pool drops them |
 
 mod context;
+mod counters;
 #[cfg(loom)]
 pub mod loom_hook;
 mod monitor;
@@ -75,6 +76,6 @@ mod sleep;
 mod watch;
 mod worker;
 
-pub(crate) use context::{hand_off_core, spawn_hint, try_hand_off_core};
+pub(crate) use context::{count_task_end, hand_off_core, spawn_hint, try_hand_off_core};
 pub(crate) use registry::{Key, Registry};
 pub(crate) use shared::{PoolKind, Shared};

@@ -170,6 +170,12 @@ pub(super) fn take_over(shared: &Arc<Shared>, index: usize, seen: Seen) -> Takeo
         }
         // Counted before the new thread can run, and so exit: shutdown waits for it.
         shared.cores_running.fetch_add(1, Ordering::SeqCst);
+        // Before the new thread runs anything, so that a task run by it sees the counts. The
+        // monitor is these counters' one writer.
+        shared.counters[index].takeovers.incr();
+        if spare.index as u64 >= shared.slots_used.get() {
+            shared.slots_used.set(spare.index as u64 + 1);
+        }
         // Relaxed: see `Remote::active`.
         shared.slot_states[spare.index].active.store(true, Ordering::Relaxed);
         // The watcher's rescue, done by the monitor: the stuck core's private task.
@@ -194,7 +200,7 @@ impl Shared {
     /// thread stuck in a system call on the same two conditions.
     fn work_waits_behind(&self, index: usize) -> bool {
         let remote = &self.remotes[index];
-        if remote.has_lifo_task() || !self.stealers[index].is_empty() || !lock(&remote.deferred).is_empty() {
+        if remote.has_lifo_task() || !self.stealers[index].is_empty() || !remote.deferred.lock().is_empty() {
             return true;
         }
         let state = self.sleepers.state();

@@ -64,12 +64,13 @@ impl Core {
         if shared.is_shutdown() {
             return false;
         }
+        let counters = self.counters(shared);
+        counters.parks.incr();
+        counters.end_busy(shared.clock.now());
         if must_rescan {
             fence(Ordering::SeqCst);
             match shared.queued(self.index) {
-                Queued::Stealable => {
-                    shared.sleepers.notify_one();
-                }
+                Queued::Stealable => self.notify_one(shared),
                 Queued::LifoOnly => {
                     if !planted_bug!("no_watch") && shared.sleepers.try_become_watcher(self.index) {
                         self.watch = Some(Watch::start(shared));
@@ -85,6 +86,9 @@ impl Core {
     /// a searcher, or by shutdown's `notify_all`, which did not. A watcher whose interval is
     /// over first rescues the LIFO tasks of owners that are stuck (see `watch.rs`).
     pub(super) fn resume_after_wake(&mut self, shared: &Shared) {
+        let counters = self.counters(shared);
+        counters.unparks.incr();
+        counters.begin_busy(shared.clock.now());
         self.searching = !shared.is_shutdown();
         if let Some(watch) = self.watch.take() {
             if self.searching {

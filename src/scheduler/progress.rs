@@ -44,6 +44,11 @@ impl Seen {
         self.0 & TAKEN != 0
     }
 
+    /// The number of polls the owner began (wrapping at 2^61).
+    pub(super) fn polls(self) -> u64 {
+        (self.0 / ONE_POLL) as u64
+    }
+
     /// True if `self` and `other` are the same poll (or the same pause between polls): no poll
     /// began or ended in between. Flags do not count.
     pub(super) fn same_as(self, other: Seen) -> bool {

@@ -12,17 +12,27 @@
 //!   future in) and cloning a waker run no user code, and wakers are woken after unlocking.
 //! - Entries are spread over shards by the spawning thread, so workers spawning concurrently
 //!   rarely share a lock. The global pool has no registry: it is never dropped.
+//! - Each shard's count of entries is mirrored, under its lock, in a counter that the metrics
+//!   read without locking ([`Registry::live`]).
 
 use std::task::Waker;
 
-use crate::sync::{lock, CachePadded, Mutex};
+use crate::sync::{lock, CachePadded, Counter, Mutex};
 
 const SHARD_BITS: u32 = 6;
 const MAX_SHARDS: usize = 1 << SHARD_BITS;
 
 #[derive(Debug)]
 pub(crate) struct Registry {
-    shards: Box<[CachePadded<Mutex<Shard>>]>,
+    shards: Box<[CachePadded<ShardCell>]>,
+}
+
+/// A shard and its count of registered tasks, which `register` and `remove` set under the
+/// shard's lock, so that [`Registry::live`] reads it without taking any lock.
+#[derive(Debug)]
+struct ShardCell {
+    shard: Mutex<Shard>,
+    live: Counter,
 }
 
 #[derive(Debug, Default)]
@@ -31,6 +41,8 @@ struct Shard {
     entries: Vec<Entry>,
     /// Head of the free list of vacant entries (`usize::MAX` if none).
     free: usize,
+    /// Occupied entries.
+    occupied: usize,
 }
 
 #[derive(Debug)]
@@ -61,7 +73,8 @@ impl Registry {
     /// A registry with enough shards for `workers` threads spawning at once.
     pub(crate) fn new(workers: usize) -> Registry {
         let shards = (workers * 4).next_power_of_two().min(MAX_SHARDS);
-        Registry { shards: (0..shards).map(|_| CachePadded::new(Mutex::new(Shard::empty()))).collect() }
+        let cell = || CachePadded::new(ShardCell { shard: Mutex::new(Shard::empty()), live: Counter::default() });
+        Registry { shards: (0..shards).map(|_| cell()).collect() }
     }
 
     /// Registers a task created by `spawn(key)`, keeping the waker that `waker_of` returns.
@@ -72,24 +85,30 @@ impl Registry {
         S: FnOnce(Key) -> R,
     {
         let shard_index = hint & (self.shards.len() - 1);
-        let mut shard = lock(&self.shards[shard_index]);
+        let cell = &self.shards[shard_index];
+        let mut shard = lock(&cell.shard);
         if shard.closed {
             return Err(spawn);
         }
         let entry = shard.vacant_entry();
         let spawned = spawn(Key::new(shard_index, entry));
         shard.occupy(entry, waker_of(&spawned));
+        // Written under the shard's lock: one writer at a time.
+        cell.live.set(shard.occupied as u64);
         Ok(spawned)
     }
 
     /// Removes a task's entry (no-op once the registry is closed).
     pub(crate) fn remove(&self, key: Key) {
         let waker = {
-            let mut shard = lock(&self.shards[key.shard()]);
+            let cell = &self.shards[key.shard()];
+            let mut shard = lock(&cell.shard);
             if shard.closed {
                 return;
             }
-            shard.vacate(key.entry())
+            let waker = shard.vacate(key.entry());
+            cell.live.set(shard.occupied as u64);
+            waker
         };
         // Dropped outside the lock: dropping a waker can drop its task.
         drop(waker);
@@ -98,10 +117,12 @@ impl Registry {
     /// Closes every shard and returns the wakers of every still-registered task.
     pub(crate) fn close(&self) -> Vec<Waker> {
         let mut wakers = Vec::new();
-        for shard in self.shards.iter() {
-            let mut shard = lock(shard);
+        for cell in self.shards.iter() {
+            let mut shard = lock(&cell.shard);
             shard.closed = true;
             shard.free = usize::MAX;
+            shard.occupied = 0;
+            cell.live.set(0);
             wakers.extend(shard.entries.drain(..).filter_map(|entry| match entry {
                 Entry::Occupied(waker) => Some(waker),
                 Entry::Vacant { .. } => None,
@@ -110,19 +131,25 @@ impl Registry {
         wakers
     }
 
-    /// The number of registered tasks.
+    /// The number of registered tasks, counted under the shards' locks.
     #[cfg(test)]
     fn len(&self) -> usize {
         self.shards
             .iter()
-            .map(|shard| lock(shard).entries.iter().filter(|s| matches!(s, Entry::Occupied(_))).count())
+            .map(|cell| lock(&cell.shard).entries.iter().filter(|s| matches!(s, Entry::Occupied(_))).count())
             .sum()
+    }
+
+    /// The number of registered tasks (0 once closed), without taking a lock: each shard's count
+    /// as last written, so a little behind while tasks come and go.
+    pub(crate) fn live(&self) -> u64 {
+        self.shards.iter().map(|cell| cell.live.get()).sum()
     }
 }
 
 impl Shard {
     fn empty() -> Shard {
-        Shard { closed: false, entries: Vec::new(), free: usize::MAX }
+        Shard { closed: false, entries: Vec::new(), free: usize::MAX, occupied: 0 }
     }
 
     /// The entry the next `occupy` should fill; pushes a vacant entry if none is free.
@@ -136,7 +163,10 @@ impl Shard {
 
     fn occupy(&mut self, entry: usize, waker: Waker) {
         match std::mem::replace(&mut self.entries[entry], Entry::Occupied(waker)) {
-            Entry::Vacant { next_free } => self.free = next_free,
+            Entry::Vacant { next_free } => {
+                self.free = next_free;
+                self.occupied += 1;
+            }
             Entry::Occupied(_) => unreachable!("registry entry {entry} was handed out twice"),
         }
     }
@@ -145,6 +175,7 @@ impl Shard {
         match std::mem::replace(&mut self.entries[entry], Entry::Vacant { next_free: self.free }) {
             Entry::Occupied(waker) => {
                 self.free = entry;
+                self.occupied -= 1;
                 Some(waker)
             }
             vacant @ Entry::Vacant { .. } => {
@@ -176,11 +207,12 @@ mod tests {
         let b = register(&registry, 1);
         assert_ne!(a, b);
         assert_eq!((a.shard(), b.shard()), (1, 1));
-        assert_eq!(registry.len(), 2);
+        assert_eq!((registry.len(), registry.live()), (2, 2));
         registry.remove(a);
+        assert_eq!(registry.live(), 1);
         let c = register(&registry, 1);
         assert_eq!(c, a, "the vacated entry is reused");
-        assert_eq!(registry.len(), 2);
+        assert_eq!((registry.len(), registry.live()), (2, 2));
     }
 
     #[test]
@@ -188,7 +220,9 @@ mod tests {
         let registry = Registry::new(1);
         let keys: Vec<Key> = (0..10).map(|i| register(&registry, i)).collect();
         registry.remove(keys[3]);
+        assert_eq!(registry.live(), 9);
         assert_eq!(registry.close().len(), 9);
+        assert_eq!(registry.live(), 0);
         assert!(registry.close().is_empty());
         assert!(registry.register(0, |k| k, |_| noop()).is_err());
         registry.remove(keys[4]); // no-op after close

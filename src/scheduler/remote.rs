@@ -14,7 +14,9 @@
 use std::time::Instant;
 
 use super::progress::Progress;
-use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, Slot};
+use std::ops::{Deref, DerefMut};
+
+use crate::sync::{lock, AtomicBool, AtomicUsize, Counter, Mutex, MutexGuard, Slot};
 use crate::task::{Runnable, TaskInfo};
 
 /// A core's LIFO slot and deferred list, and the sign of its progress that the watcher reads.
@@ -24,7 +26,7 @@ pub(super) struct Remote {
     /// Tasks woken while they ran (yields, and any wake during the poll, from any thread), held
     /// back until the owner runs out of other work or reaches its fairness tick. Searchers take
     /// from it as a last resort.
-    pub(super) deferred: Mutex<Vec<Runnable>>,
+    pub(super) deferred: Deferred,
     /// The owner's polls (see `progress.rs`): a value that does not move while it is inside a
     /// poll means the owner is stuck in that poll.
     pub(super) progress: Progress,
@@ -66,7 +68,7 @@ impl Remote {
     pub(super) fn new() -> Remote {
         Remote {
             lifo: Slot::new(),
-            deferred: Mutex::new(Vec::new()),
+            deferred: Deferred { list: Mutex::new(Vec::new()), len: Counter::default() },
             progress: Progress::default(),
             current: Mutex::new(CurrentPoll::default()),
         }
@@ -87,5 +89,54 @@ impl Remote {
     #[inline]
     pub(super) fn has_lifo_task(&self) -> bool {
         self.lifo.is_occupied()
+    }
+}
+
+/// A core's deferred list, its length mirrored (under its lock) for the metrics to read without
+/// locking.
+#[derive(Debug)]
+pub(super) struct Deferred {
+    list: Mutex<Vec<Runnable>>,
+    len: Counter,
+}
+
+impl Deferred {
+    /// Locks the list; the length is written back as the guard drops.
+    #[inline]
+    pub(super) fn lock(&self) -> DeferredGuard<'_> {
+        DeferredGuard { list: lock(&self.list), len: &self.len }
+    }
+
+    /// The length as of the last unlock, read without the lock: for statistics only.
+    pub(super) fn len_hint(&self) -> usize {
+        self.len.get() as usize
+    }
+}
+
+/// The locked deferred list (see [`Deferred::lock`]).
+pub(super) struct DeferredGuard<'a> {
+    list: MutexGuard<'a, Vec<Runnable>>,
+    len: &'a Counter,
+}
+
+impl Deref for DeferredGuard<'_> {
+    type Target = Vec<Runnable>;
+
+    fn deref(&self) -> &Vec<Runnable> {
+        &self.list
+    }
+}
+
+impl DerefMut for DeferredGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Vec<Runnable> {
+        &mut self.list
+    }
+}
+
+impl Drop for DeferredGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // Still under the lock: one writer at a time.
+        self.len.set(self.list.len() as u64);
     }
 }

@@ -14,7 +14,7 @@ use crate::task::Runnable;
 
 use super::shared::Shared;
 use super::worker::Core;
-use crate::sync::{fence, lock, retry, Ordering};
+use crate::sync::{fence, retry, Ordering};
 
 impl Core {
     /// A task from this core's queues, the injector, or (as a searcher) other workers.
@@ -42,7 +42,7 @@ impl Core {
     fn stop_searching(&mut self, shared: &Shared) {
         if std::mem::replace(&mut self.searching, false) && shared.sleepers.stop_searching() {
             // The last searcher leaves: make sure any other queued work gets one.
-            shared.sleepers.notify_one();
+            self.notify_one(shared);
         }
     }
 
@@ -51,6 +51,8 @@ impl Core {
     fn steal(&mut self, shared: &Shared) -> Option<Runnable> {
         // A scan starts after a SeqCst fence (see `sleep/README.md`'s proof).
         fence(Ordering::SeqCst);
+        let counters = &shared.counters[self.index];
+        counters.steal_attempts.incr();
         // Every core a thread runs (a stuck core taken over included, until its thread gives it
         // up): spares' queues are empty.
         let slots = shared.slots();
@@ -60,20 +62,24 @@ impl Core {
             .filter(|&victim| victim != me && shared.is_active(victim));
         for victim in victims.clone() {
             if let Some(runnable) = retry(|| shared.stealers[victim].steal_batch_and_pop(&self.local)) {
+                // The batch: the task popped and the ones left in the deque (empty before).
+                counters.stolen.add(1 + self.local.len() as u64);
                 return Some(runnable);
             }
         }
         if let Some(runnable) = retry(|| shared.injector.steal_batch_and_pop(&self.local)) {
+            counters.injector_batches.incr();
             return Some(runnable);
         }
         for victim in victims {
-            let mut deferred = lock(&shared.remotes[victim].deferred);
+            let mut deferred = shared.remotes[victim].deferred.lock();
             if deferred.is_empty() {
                 continue;
             }
             // The older half (rounded up), as a batch steal takes half a deque: the owner keeps
             // the rest, so two workers sharing yielders do not hand all of them back and forth.
             let half = deferred.len().div_ceil(2);
+            counters.stolen.add(half as u64);
             for runnable in deferred.drain(..half) {
                 self.local.push(runnable);
             }

@@ -22,15 +22,16 @@ use std::io;
 
 use crate::task::Runnable;
 
+use super::counters::{Clock, CoreCounters, OutsideCounters};
 use super::registry::Registry;
 use super::remote::{Remote, SlotState};
-use super::sleep::Sleepers;
+use super::sleep::{Sender, Sleepers};
 use super::worker::{Core, Pushed};
 use super::{context, run};
 use crate::config::{BuildError, Config};
 use crate::sync::{
-    fence, lock, planted_bug, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex, Ordering,
-    Stealer, Worker,
+    fence, lock, planted_bug, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Counter, Event, Injector, Mutex,
+    Ordering, Stealer, Worker,
 };
 
 /// Which pool a [`Shared`] is: the global one, never dropped, or a private one, whose live tasks
@@ -66,6 +67,15 @@ pub(crate) struct Shared {
     /// `remotes`, whose lines their owners write at every poll.
     pub(super) slot_states: Box<[SlotState]>,
     pub(super) sleepers: Sleepers,
+    /// Each core slot's counters, by core index, each on lines of its own (see `counters.rs`).
+    pub(crate) counters: Box<[CachePadded<CoreCounters>]>,
+    /// What is counted away from the cores.
+    pub(crate) outside: CachePadded<OutsideCounters>,
+    /// How many core slots have ever run, a prefix of the slots (spares are handed out lowest
+    /// index first): the workers, then the spares the monitor handed out, its one writer.
+    pub(crate) slots_used: Counter,
+    /// The clock of busy time.
+    pub(crate) clock: Clock,
     /// The live tasks of a private pool; `None` for the global pool, which is never dropped.
     /// Its own `Arc`, so that each task's reference to it does not share a cache line with the
     /// references its schedule function holds to `Shared`.
@@ -122,6 +132,10 @@ impl Shared {
             remotes: (0..slots).map(|_| CachePadded::new(Remote::new())).collect(),
             slot_states: (0..slots).map(|_| SlotState::spare()).collect(),
             sleepers: Sleepers::new(workers, slots, config.monitor),
+            counters: (0..slots).map(|_| CachePadded::new(CoreCounters::default())).collect(),
+            outside: CachePadded::new(OutsideCounters::default()),
+            slots_used: Counter::default(),
+            clock: Clock::start(),
             registry: match kind {
                 PoolKind::Global => None,
                 PoolKind::Private => Some(Arc::new(Registry::new(workers))),
@@ -134,6 +148,7 @@ impl Shared {
             spares: Mutex::new(Vec::with_capacity(slots - workers)),
             config,
         });
+        shared.slots_used.set(workers as u64);
         for (index, state) in shared.slot_states.iter().enumerate().take(workers) {
             // Relaxed: set before any thread that reads them starts.
             state.worker.store(index, Ordering::Relaxed);
@@ -209,7 +224,7 @@ impl Shared {
         if !self.injector.is_empty() || active().any(|index| !self.stealers[index].is_empty()) {
             return Queued::Stealable;
         }
-        if active().any(|index| !lock(&self.remotes[index].deferred).is_empty()) {
+        if active().any(|index| !self.remotes[index].deferred.lock().is_empty()) {
             return Queued::Stealable;
         }
         if active().any(|index| index != me && self.remotes[index].has_lifo_task()) {
@@ -223,17 +238,28 @@ impl Shared {
     /// so it goes to the deferred list rather than the LIFO slot.
     #[inline]
     pub(crate) fn schedule(&self, runnable: Runnable, woken_while_running: bool) {
-        match context::schedule_local(self, runnable, woken_while_running) {
-            Ok(Pushed::Stealable) => {
+        self.schedule_counted(runnable, woken_while_running, false);
+    }
+
+    /// [`schedule`](Shared::schedule) for a task's first run, counted as a spawn.
+    #[inline]
+    pub(crate) fn schedule_spawned(&self, runnable: Runnable) {
+        self.schedule_counted(runnable, false, true);
+    }
+
+    #[inline]
+    fn schedule_counted(&self, runnable: Runnable, woken_while_running: bool, spawned: bool) {
+        match context::schedule_local(self, runnable, woken_while_running, spawned) {
+            Ok(Pushed::Stealable(index)) => {
                 if !planted_bug!("no_local_notify") {
-                    self.sleepers.notify_one();
+                    self.sleepers.notify_one_from(Sender::Core(&self.counters[index]));
                 }
             }
             // Into this worker's LIFO slot: this worker will take it, unless it is stuck inside a
             // poll, in which case the watcher will (see `watch.rs`).
-            Ok(Pushed::Lifo) => {
+            Ok(Pushed::Lifo(index)) => {
                 if !planted_bug!("no_local_notify") {
-                    self.sleepers.notify_private();
+                    self.sleepers.notify_private_from(Sender::Core(&self.counters[index]));
                 }
             }
             // Pushed from inside the reactor onto this thread's own parked core: it wakes itself
@@ -242,7 +268,12 @@ impl Shared {
             Ok(Pushed::OwnParkedCore(index)) => {
                 self.sleepers.wake_self(index);
             }
-            Err(runnable) => self.push_remote(runnable),
+            Err(runnable) => {
+                if spawned {
+                    self.outside.spawned.incr();
+                }
+                self.push_remote(runnable);
+            }
         }
     }
 
@@ -261,7 +292,7 @@ impl Shared {
             }
             return;
         }
-        self.sleepers.notify_one();
+        self.sleepers.notify_one_from(Sender::Outside(&self.outside));
     }
 
     /// Starts a thread running the worker loop of `core`. On failure gives `core` back.

@@ -83,7 +83,7 @@ impl Shared {
         // other tasks, and user code never runs under crew's locks.
         let lifo = remote.lifo.take();
         drop(lifo);
-        let deferred = std::mem::take(&mut *lock(&remote.deferred));
+        let deferred = std::mem::take(&mut *remote.deferred.lock());
         drop(deferred);
         drop(core);
         // SeqCst pairs with the loads in `wait_for_cores`.
@@ -122,7 +122,7 @@ impl Shared {
     pub(super) fn give_up_core(&self, mut core: Box<Core>) {
         let remote = &self.remotes[core.index];
         let mut queued: Vec<Runnable> = remote.lifo.take().into_iter().collect();
-        queued.append(&mut lock(&remote.deferred));
+        queued.append(&mut remote.deferred.lock());
         queued.extend(std::iter::from_fn(|| core.local.pop()));
         for runnable in queued {
             if planted_bug!("takeover_drops_queue") {

@@ -74,6 +74,7 @@ impl Watch {
             }
             if let Some(runnable) = remote.lifo.take() {
                 local.push(runnable);
+                shared.counters[me].rescues.incr();
             }
         }
     }

@@ -24,10 +24,12 @@
 
 use crate::task::Runnable;
 
+use super::counters::CoreCounters;
 use super::reactor_turn::ReactorTurn;
 use super::shared::Shared;
+use super::sleep::Sender;
 use super::watch::Watch;
-use crate::sync::{lock, planted_bug, retry, shrunk_under_loom, Worker};
+use crate::sync::{planted_bug, retry, shrunk_under_loom, Worker};
 
 /// Every this many ticks, a worker takes a task from the injector before its own queue.
 pub(super) const GLOBAL_QUEUE_INTERVAL: u32 = shrunk_under_loom(61, 2) as u32;
@@ -80,11 +82,11 @@ pub(super) struct Flagged {
 /// Where [`Core::push`] put a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Pushed {
-    /// Into the deferred list or the deque of a running worker (the deque if it displaced the
-    /// LIFO slot's task): other workers may steal it.
-    Stealable,
-    /// Into the LIFO slot of a running worker: only it (or the watcher) takes it.
-    Lifo,
+    /// Into the deferred list or the deque of a running worker, core `.0` (the deque if it
+    /// displaced the LIFO slot's task): other workers may steal it.
+    Stealable(usize),
+    /// Into the LIFO slot of a running worker, core `.0`: only it (or the watcher) takes it.
+    Lifo(usize),
     /// Into this core, which is parked: its thread runs the reactor, whose wake this is. The
     /// worker should wake itself.
     OwnParkedCore(usize),
@@ -163,8 +165,8 @@ impl Core {
         let stealable = self.push_task(shared, runnable, woken_while_running);
         match (self.parked, stealable) {
             (true, _) => Pushed::OwnParkedCore(self.index),
-            (false, true) => Pushed::Stealable,
-            (false, false) => Pushed::Lifo,
+            (false, true) => Pushed::Stealable(self.index),
+            (false, false) => Pushed::Lifo(self.index),
         }
     }
 
@@ -178,7 +180,7 @@ impl Core {
             if planted_bug!("lost_yield") {
                 drop(runnable);
             } else {
-                lock(&remote.deferred).push(runnable);
+                remote.deferred.lock().push(runnable);
             }
             return true;
         }
@@ -202,6 +204,7 @@ impl Core {
         if self.lifo_polls < MAX_LIFO_POLLS {
             if let Some(runnable) = self.take_lifo(shared) {
                 self.lifo_polls += 1;
+                self.counters(shared).lifo_runs.incr();
                 return Some(runnable);
             }
         }
@@ -223,7 +226,7 @@ impl Core {
             let behind_others = !self.local.is_empty();
             self.local.push(runnable);
             if behind_others {
-                shared.sleepers.notify_one();
+                self.notify_one(shared);
             }
         }
         self.lifo_polls = 0;
@@ -231,6 +234,7 @@ impl Core {
             return Some(runnable);
         }
         if let Some(runnable) = retry(|| shared.injector.steal_batch_and_pop(&self.local)) {
+            self.counters(shared).injector_batches.incr();
             self.announce_deque(shared);
             return Some(runnable);
         }
@@ -254,7 +258,7 @@ impl Core {
         if !std::mem::replace(&mut self.deferred_filled, false) {
             return false;
         }
-        let mut deferred = lock(&shared.remotes[self.index].deferred);
+        let mut deferred = shared.remotes[self.index].deferred.lock();
         let any = !deferred.is_empty();
         for runnable in deferred.drain(..) {
             self.local.push(runnable);
@@ -271,6 +275,7 @@ impl Core {
         let share = (injector.len() / shared.workers()).clamp(1, MAX_INTERVAL_BATCH);
         let target = self.local.len() + share - 1;
         let first = retry(|| injector.steal_batch_with_limit_and_pop(&self.local, share))?;
+        self.counters(shared).injector_batches.incr();
         while self.local.len() < target {
             if retry(|| injector.steal_batch_with_limit(&self.local, target - self.local.len())).is_none() {
                 break;
@@ -286,8 +291,20 @@ impl Core {
     #[inline]
     pub(super) fn announce_deque(&self, shared: &Shared) {
         if !self.local.is_empty() {
-            shared.sleepers.notify_one();
+            self.notify_one(shared);
         }
+    }
+
+    /// `Sleepers::notify_one`, counted as this core's.
+    #[inline]
+    pub(super) fn notify_one(&self, shared: &Shared) {
+        shared.sleepers.notify_one_from(Sender::Core(self.counters(shared)));
+    }
+
+    /// This core's counters (see `counters.rs`).
+    #[inline]
+    pub(super) fn counters<'a>(&self, shared: &'a Shared) -> &'a CoreCounters {
+        &shared.counters[self.index]
     }
 
     /// The task in this core's LIFO slot, counting the take for the watcher.

@@ -88,6 +88,10 @@ impl<T> Stealer<T> {
     pub(crate) fn is_empty(&self) -> bool {
         self.queue.lock().unwrap().is_empty()
     }
+
+    pub(crate) fn len(&self) -> usize {
+        self.queue.lock().unwrap().len()
+    }
 }
 
 impl<T> Injector<T> {

@@ -32,8 +32,11 @@
 //! - `scheduler/mod.rs` declares `reactor` (the worker loop inside `async_io::block_on`) only
 //!   outside loom, and `scheduler/run.rs` calls it only there; `scheduler/reactor_turn.rs` and
 //!   `Sleepers::take_or_listen` allow dead code under loom, since only that loop uses them.
+//! - `counter.rs`: statistics counters are plain `std` atomics under loom too: no protocol reads
+//!   them (see its docs).
 //! - `Sleepers::is_parked` and `Sleepers::watcher` are built for tests and loom only: they are
-//!   the checks the models and unit tests read.
+//!   the checks the models and unit tests read; so are `Sleepers::notify_one` and
+//!   `notify_private`, which the workers call through their counted forms (`notify_one_from`).
 
 // `AtomicU8` is `net`'s (its read hint), which loom builds leave out, so loom's list lacks it.
 #[cfg(not(loom))]
@@ -80,6 +83,9 @@ pub(crate) use crossbeam_utils::CachePadded;
 mod deadline;
 pub(crate) use deadline::{wait_until, Deadline};
 
+mod counter;
+pub(crate) use counter::{Counter, SharedCounter};
+
 /// `normal` in a normal build, `shrunk` under loom: a size or interval that loom's models must
 /// reach in few steps.
 pub(crate) const fn shrunk_under_loom(normal: usize, shrunk: usize) -> usize {
@@ -109,6 +115,8 @@ pub(crate) use planted_bug;
 /// undefined behaviour (crossbeam-rs/crossbeam#908).
 pub(crate) struct Slot<T> {
     cell: Mutex<Option<T>>,
+    /// 1 while occupied, written under the lock: what [`Slot::occupied_hint`] reads.
+    occupied: Counter,
 }
 
 impl<T> std::fmt::Debug for Slot<T> {
@@ -119,17 +127,27 @@ impl<T> std::fmt::Debug for Slot<T> {
 
 impl<T> Slot<T> {
     pub(crate) fn new() -> Slot<T> {
-        Slot { cell: Mutex::new(None) }
+        Slot { cell: Mutex::new(None), occupied: Counter::default() }
     }
 
     /// Puts `value` in, returning what was there.
     pub(crate) fn swap(&self, value: T) -> Option<T> {
-        lock(&self.cell).replace(value)
+        let mut cell = lock(&self.cell);
+        self.occupied.set(1);
+        cell.replace(value)
     }
 
     /// Takes what is there.
     pub(crate) fn take(&self) -> Option<T> {
-        lock(&self.cell).take()
+        let mut cell = lock(&self.cell);
+        self.occupied.set(0);
+        cell.take()
+    }
+
+    /// Whether something was there lately, read without the lock: for statistics only, never
+    /// for a decision (use [`Slot::is_occupied`]).
+    pub(crate) fn occupied_hint(&self) -> bool {
+        self.occupied.get() != 0
     }
 
     /// True if something is there (a snapshot).

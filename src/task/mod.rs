@@ -17,7 +17,7 @@ pub use info::{TaskId, TaskInfo};
 // `TaskFuture` is also the blocking pool's, which loom builds leave out.
 #[cfg(not(loom))]
 pub(crate) use spawn::TaskFuture;
-pub(crate) use spawn::{spawn_registered, spawn_unregistered, TaskOutput};
+pub(crate) use spawn::{spawn_registered, spawn_unregistered, Home, TaskOutput};
 
 /// What crew's queues hold: async-task's handle to run a task, with the task's [`TaskInfo`].
 pub(crate) type Runnable = async_task::Runnable<TaskInfo>;

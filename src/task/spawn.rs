@@ -65,23 +65,36 @@ impl<T> Drop for TaskOutput<T> {
     }
 }
 
-/// A private pool task's entry in its pool's registry.
+/// Where a task belongs, which must learn when it ends: its future is dropped, finished or not
+/// (async-task drops a finished task's future as soon as it returned).
+pub(crate) trait Home: Send + 'static {
+    /// The task ended. Called once, from the task's `Drop`, on whatever thread drops it.
+    fn task_ended(&mut self);
+}
+
+/// A private pool task's entry in its pool's registry, which is also its count of live tasks.
 #[derive(Debug)]
 pub(crate) struct Registration {
     registry: Arc<Registry>,
     key: Key,
 }
 
+impl Home for Registration {
+    fn task_ended(&mut self) {
+        self.registry.remove(self.key);
+    }
+}
+
 pin_project! {
-    /// The future async-task polls: the user's future behind `catch_unwind`.
-    pub(crate) struct TaskFuture<F, P> {
+    /// The future async-task polls: the user's future behind `catch_unwind`, and its [`Home`].
+    pub(crate) struct TaskFuture<F, P, H: Home> {
         #[pin]
         future: Option<F>,
-        registration: Option<Registration>,
+        home: H,
         policy: PhantomData<P>,
     }
 
-    impl<F, P> PinnedDrop for TaskFuture<F, P> {
+    impl<F, P, H: Home> PinnedDrop for TaskFuture<F, P, H> {
         fn drop(this: Pin<&mut Self>) {
             let mut this = this.project();
             // A future dropped unfinished (cancelled, or dropped by its pool) may panic in its
@@ -90,22 +103,19 @@ pin_project! {
             if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| this.future.set(None))) {
                 drop_payload(payload);
             }
-            if let Some(Registration { registry, key }) = this.registration.take() {
-                registry.remove(key);
-            }
+            this.home.task_ended();
         }
     }
 }
 
-impl<F, P> TaskFuture<F, P> {
-    /// Wraps `future` for a task that belongs to no pool's registry (the global pool's tasks
-    /// and blocking jobs).
-    pub(crate) fn unregistered(future: F) -> TaskFuture<F, P> {
-        TaskFuture { future: Some(future), registration: None, policy: PhantomData }
+impl<F, P, H: Home> TaskFuture<F, P, H> {
+    /// Wraps `future` for a task that belongs to `home`.
+    pub(crate) fn new(future: F, home: H) -> TaskFuture<F, P, H> {
+        TaskFuture { future: Some(future), home, policy: PhantomData }
     }
 }
 
-impl<F: Future, P: Policy> Future for TaskFuture<F, P> {
+impl<F: Future, P: Policy, H: Home> Future for TaskFuture<F, P, H> {
     type Output = TaskOutput<F::Output>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -140,11 +150,12 @@ impl<F: Future, P: Policy> Future for TaskFuture<F, P> {
     }
 }
 
-/// Spawns `future` as the task `info` that belongs to no registry (the global pool's),
-/// scheduled by `schedule`, and schedules its first run on `shared`.
-pub(crate) fn spawn_unregistered<P, F, S>(
+/// Spawns `future` as the task `info` that belongs to no registry but to `home` (the global
+/// pool's), scheduled by `schedule`, and schedules its first run on `shared`.
+pub(crate) fn spawn_unregistered<P, F, S, H>(
     shared: &Shared,
     info: TaskInfo,
+    home: H,
     future: F,
     schedule: S,
 ) -> JoinHandle<F::Output, P>
@@ -153,8 +164,9 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
     S: Schedule<TaskInfo> + Send + Sync + 'static,
+    H: Home,
 {
-    let task = TaskFuture::<F, P>::unregistered(future);
+    let task = TaskFuture::<F, P, H>::new(future, home);
     launch(shared, async_task::Builder::new().metadata(info).spawn(move |_| task, schedule))
 }
 
@@ -179,8 +191,8 @@ where
     // For a refused spawn's cancelled handle: `spawn` is given back with `info` inside it.
     let (id, location) = (info.id(), info.location());
     let spawn = |key| {
-        let registration = Some(Registration { registry: registry.clone(), key });
-        let task = TaskFuture::<F, P> { future: Some(future), registration, policy: PhantomData };
+        let registration = Registration { registry: registry.clone(), key };
+        let task = TaskFuture::<F, P, Registration>::new(future, registration);
         async_task::Builder::new().metadata(info).spawn(move |_| task, schedule)
     };
     match registry.register(hint, spawn, |(runnable, _)| runnable.waker()) {
@@ -202,6 +214,6 @@ fn launch<T, P: Policy>(
     shared: &Shared,
     (runnable, task): (Runnable, Task<TaskOutput<T>, TaskInfo>),
 ) -> JoinHandle<T, P> {
-    shared.schedule(runnable, false);
+    shared.schedule_spawned(runnable);
     JoinHandle::new(task)
 }

@@ -20,6 +20,8 @@ mod parker;
 mod state;
 
 use parker::Parker;
+
+use super::counters::{CoreCounters, OutsideCounters};
 pub(super) use state::State;
 
 use crate::sync::{
@@ -37,6 +39,27 @@ pub(super) struct Sleepers {
     workers: usize,
     /// The monitor's wake-up (`monitor.rs`); `None` when the pool has no monitor.
     busy: Option<Busy>,
+}
+
+/// Who sends a wake, for the metrics (`counters.rs`): a core of the pool, or a thread outside
+/// it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Sender<'a> {
+    Core(&'a CoreCounters),
+    Outside(&'a OutsideCounters),
+}
+
+impl Sender<'_> {
+    /// Counts a wake sent (`woke`), or skipped because a worker was already searching.
+    #[inline]
+    fn count(self, woke: bool) {
+        match (self, woke) {
+            (Sender::Core(counters), true) => counters.notifies.incr(),
+            (Sender::Core(counters), false) => counters.notifies_skipped.incr(),
+            (Sender::Outside(counters), true) => counters.notifies.incr(),
+            (Sender::Outside(counters), false) => counters.notifies_skipped.incr(),
+        }
+    }
 }
 
 /// How the monitor, asleep while every worker is parked, learns that the pool is busy again.
@@ -91,25 +114,48 @@ impl Sleepers {
     /// parked. Call after making work visible in a shared queue (the injector, a deque or a
     /// deferred list).
     /// Returns whether a worker was woken.
+    #[cfg(any(test, loom))]
     pub(super) fn notify_one(&self) -> bool {
-        self.notify(false)
+        self.notify(false, None)
+    }
+
+    /// [`notify_one`](Sleepers::notify_one), counted in `sender`'s metrics.
+    #[inline]
+    pub(super) fn notify_one_from(&self, sender: Sender<'_>) -> bool {
+        self.notify(false, Some(sender))
+    }
+
+    /// [`notify_private`](Sleepers::notify_private), counted in `sender`'s metrics.
+    #[inline]
+    pub(super) fn notify_private_from(&self, sender: Sender<'_>) -> bool {
+        if planted_bug!("no_private_notify") {
+            return false;
+        }
+        self.notify(true, Some(sender))
     }
 
     /// As [`notify_one`](Sleepers::notify_one), after pushing a task onto the calling worker's
     /// *private* LIFO slot, which only the watcher steals from:
     /// wakes nobody if a watcher already exists, since it will look within
     /// [`WATCH_INTERVAL`](crate::watch::WATCH_INTERVAL).
+    #[cfg(any(test, loom))]
     pub(super) fn notify_private(&self) -> bool {
         if planted_bug!("no_private_notify") {
             return false;
         }
-        self.notify(true)
+        self.notify(true, None)
     }
 
-    fn notify(&self, private: bool) -> bool {
+    fn notify(&self, private: bool, sender: Option<Sender<'_>>) -> bool {
         // Pairs with the fence after `list_parked`'s read-modify-write (see `README.md`).
         fence(Ordering::SeqCst);
-        if !self.should_wake(self.state(), private) {
+        let state = self.state();
+        if !self.should_wake(state, private) {
+            if state.searching() > 0 {
+                if let Some(sender) = sender {
+                    sender.count(false);
+                }
+            }
             return false;
         }
         let mut idle = lock(&self.idle);
@@ -120,6 +166,9 @@ impl Sleepers {
         self.count_woken(&mut idle, index);
         drop(idle);
         self.parkers[index].unpark();
+        if let Some(sender) = sender {
+            sender.count(true);
+        }
         true
     }
 
