@@ -96,7 +96,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let task = TaskFuture::<_, P, _>::new(job(f), Blocking);
+    let task = TaskFuture::<_, P, _>::new(job(f), Blocking, &info);
     let (runnable, task) = async_task::Builder::new().metadata(info).spawn(move |_| task, schedule);
     runnable.schedule();
     JoinHandle::new(task)

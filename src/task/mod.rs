@@ -11,6 +11,7 @@
 mod builder;
 mod info;
 mod spawn;
+mod trace;
 
 pub use builder::Builder;
 pub use info::{TaskId, TaskInfo};

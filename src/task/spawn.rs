@@ -34,6 +34,7 @@ use crate::policy::{drop_payload, Payload, Policy};
 use crate::scheduler::{Key, Registry, Shared};
 use crate::sync::Arc;
 
+use super::trace::Trace;
 use super::{Runnable, TaskInfo};
 
 /// What a task's future resolves to inside async-task: the value, or the panic payload
@@ -91,12 +92,14 @@ pin_project! {
         #[pin]
         future: Option<F>,
         home: H,
+        trace: Trace,
         policy: PhantomData<P>,
     }
 
     impl<F, P, H: Home> PinnedDrop for TaskFuture<F, P, H> {
         fn drop(this: Pin<&mut Self>) {
             let mut this = this.project();
+            let _entered = this.trace.enter();
             // A future dropped unfinished (cancelled, or dropped by its pool) may panic in its
             // `Drop`; async-task aborts the process if that unwinds into it, so it stops here.
             // The panic hook has reported it; the payload is dropped.
@@ -109,9 +112,9 @@ pin_project! {
 }
 
 impl<F, P, H: Home> TaskFuture<F, P, H> {
-    /// Wraps `future` for a task that belongs to `home`.
-    pub(crate) fn new(future: F, home: H) -> TaskFuture<F, P, H> {
-        TaskFuture { future: Some(future), home, policy: PhantomData }
+    /// Wraps `future` for the task `info`, which belongs to `home`.
+    pub(crate) fn new(future: F, home: H, info: &TaskInfo) -> TaskFuture<F, P, H> {
+        TaskFuture { future: Some(future), home, trace: Trace::new(info), policy: PhantomData }
     }
 }
 
@@ -120,6 +123,7 @@ impl<F: Future, P: Policy, H: Home> Future for TaskFuture<F, P, H> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
+        let _entered = this.trace.enter();
         let polled = panic::catch_unwind(AssertUnwindSafe(|| match this.future.as_mut().as_pin_mut() {
             Some(future) => future.poll(cx),
             None => panic!("crew: a finished task was polled again"),
@@ -166,7 +170,7 @@ where
     S: Schedule<TaskInfo> + Send + Sync + 'static,
     H: Home,
 {
-    let task = TaskFuture::<F, P, H>::new(future, home);
+    let task = TaskFuture::<F, P, H>::new(future, home, &info);
     launch(shared, async_task::Builder::new().metadata(info).spawn(move |_| task, schedule))
 }
 
@@ -192,7 +196,7 @@ where
     let (id, location) = (info.id(), info.location());
     let spawn = |key| {
         let registration = Registration { registry: registry.clone(), key };
-        let task = TaskFuture::<F, P, Registration>::new(future, registration);
+        let task = TaskFuture::<F, P, Registration>::new(future, registration, &info);
         async_task::Builder::new().metadata(info).spawn(move |_| task, schedule)
     };
     match registry.register(hint, spawn, |(runnable, _)| runnable.waker()) {
