@@ -83,6 +83,22 @@
 //! crew::block_on(blocked);
 //! ```
 //!
+//! # Seeing inside the pool
+//!
+//! [`metrics`] (the global pool) and [`Pool::metrics`] return a [`Metrics`] snapshot, always
+//! available and cheap enough to take every second in production: per worker, polls, spawns,
+//! steals, LIFO runs, parks and wakes, busy time and queue depths; for the pool, live tasks, the
+//! injector and the blocking pool. With the `tracing` feature, each task's polls run inside a
+//! `tracing` span naming the task (id, name, spawn location).
+//!
+//! ```
+//! let pool = crew::Pool::builder().workers(2).build().unwrap();
+//! crew::block_on(pool.spawn(async {}));
+//! let metrics = pool.metrics();
+//! assert_eq!((metrics.spawned_outside, metrics.live_tasks), (1, 0));
+//! assert!(metrics.total.polls >= 1);
+//! ```
+//!
 //! # Configuration
 //!
 //! The global pool starts on the first [`spawn`] with `CREW_WORKERS` workers (a whole number in

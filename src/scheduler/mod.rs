@@ -54,6 +54,7 @@
 //! | `context.rs` | the thread-local that makes a thread a worker; handing its core off |
 //! | `shutdown.rs` | stopping a pool, dropping every task exactly once |
 //! | `registry.rs` | a private pool's live tasks, so that dropping the pool drops them |
+//! | `counters.rs` | what a pool counts about itself (per core, owner-written) and its snapshot |
 
 mod context;
 mod counters;
