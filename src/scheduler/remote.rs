@@ -11,11 +11,10 @@
 //!   (`Shared::records_polls`): without one, the owner writes nothing per poll but the progress
 //!   word.
 
+use std::ops::{Deref, DerefMut};
 use std::time::Instant;
 
 use super::progress::Progress;
-use std::ops::{Deref, DerefMut};
-
 use crate::sync::{lock, AtomicBool, AtomicUsize, Counter, Mutex, MutexGuard, Slot};
 use crate::task::{Runnable, TaskInfo};
 

@@ -20,9 +20,9 @@ mod parker;
 mod state;
 
 use parker::Parker;
+pub(super) use state::State;
 
 use super::counters::{CoreCounters, OutsideCounters};
-pub(super) use state::State;
 
 use crate::sync::{
     fence, lock, planted_bug, AtomicBool, AtomicUsize, CachePadded, Deadline, Event, EventListener, Mutex, Ordering,
