@@ -210,10 +210,14 @@ fn the_global_pool_counts_its_spawns_and_live_tasks() {
         let rx = Arc::new(std::sync::Mutex::new(rx));
         let (started_tx, started_rx) = mpsc::channel();
         let handle = crew::spawn(async move {
-            started_tx.send(()).unwrap();
-            // Pending until the test sends: a live task waiting for a wake.
+            // Pending until the test sends: a live task waiting for a wake, while its blocking
+            // job holds a blocking thread.
             let rx = rx.clone();
-            crew::spawn_blocking(move || rx.lock().unwrap().recv()).await
+            crew::spawn_blocking(move || {
+                started_tx.send(()).unwrap();
+                rx.lock().unwrap().recv()
+            })
+            .await
         });
         started_rx.recv_timeout(HANG_TIMEOUT).unwrap();
         let during = crew::metrics();
