@@ -48,6 +48,17 @@ pub const TAKEOVER_ENV: &str = "CREW_TAKEOVER_MS";
 /// ```
 pub const MAX_STUCK_THREADS_ENV: &str = "CREW_MAX_STUCK_THREADS";
 
+/// The environment variable that turns the global pool's task dump on
+/// ([`Builder::task_dump`](crate::Builder::task_dump)): `on` or `off`.
+///
+/// # Examples
+///
+/// ```
+/// // `CREW_TASK_DUMP=on cargo run`: `crew::dump()` lists the global pool's live tasks.
+/// assert_eq!(crew::TASK_DUMP_ENV, "CREW_TASK_DUMP");
+/// ```
+pub const TASK_DUMP_ENV: &str = "CREW_TASK_DUMP";
+
 /// One variable as read: unset, or its value (`Err` if not Unicode).
 pub(crate) type Var = Option<Result<String, VarError>>;
 
@@ -57,6 +68,7 @@ pub(crate) struct Env {
     pub(crate) workers: Var,
     pub(crate) takeover: Var,
     pub(crate) max_stuck_threads: Var,
+    pub(crate) task_dump: Var,
 }
 
 impl Env {
@@ -71,7 +83,12 @@ impl Env {
             Err(VarError::NotPresent) => None,
             value => Some(value),
         };
-        Env { workers: read(WORKERS_ENV), takeover: read(TAKEOVER_ENV), max_stuck_threads: read(MAX_STUCK_THREADS_ENV) }
+        Env {
+            workers: read(WORKERS_ENV),
+            takeover: read(TAKEOVER_ENV),
+            max_stuck_threads: read(MAX_STUCK_THREADS_ENV),
+            task_dump: read(TASK_DUMP_ENV),
+        }
     }
 }
 
@@ -107,6 +124,18 @@ const TAKEOVER_EXPECTED: &str = "a whole number of milliseconds in 1..=3600000 (
 const STUCK_EXPECTED: &str =
     "a whole number of threads in 0..=1024, in decimal digits only (no sign, prefix or spaces)";
 
+const TASK_DUMP_EXPECTED: &str = "`on` or `off`";
+
+/// `CREW_TASK_DUMP`, if set.
+pub(crate) fn task_dump(env: &Env) -> Result<Option<bool>, BuildError> {
+    let Some(value) = text(TASK_DUMP_ENV, &env.task_dump, TASK_DUMP_EXPECTED)? else { return Ok(None) };
+    match value {
+        "on" => Ok(Some(true)),
+        "off" => Ok(Some(false)),
+        _ => Err(BuildError::env(TASK_DUMP_ENV, value.to_owned(), TASK_DUMP_EXPECTED)),
+    }
+}
+
 /// `CREW_WORKERS`, if set.
 pub(crate) fn workers(env: &Env) -> Result<Option<usize>, BuildError> {
     let Some(value) = text(WORKERS_ENV, &env.workers, WORKERS_EXPECTED)? else { return Ok(None) };
@@ -139,7 +168,9 @@ mod tests {
 
     #[test]
     fn values_in_range_parse() {
-        let env = Env { workers: set("0016"), takeover: set("250"), max_stuck_threads: set("0") };
+        let env = Env { workers: set("0016"), takeover: set("250"), max_stuck_threads: set("0"), task_dump: set("on") };
+        assert_eq!(task_dump(&env).unwrap(), Some(true));
+        assert_eq!(task_dump(&Env { task_dump: set("off"), ..Env::none() }).unwrap(), Some(false));
         assert_eq!(workers(&env).unwrap(), Some(16));
         assert_eq!(takeover(&env).unwrap(), Some(Some(Duration::from_millis(250))));
         assert_eq!(max_stuck_threads(&env).unwrap(), Some(0));
@@ -161,6 +192,11 @@ mod tests {
             let msg = takeover(&Env { takeover: set(bad), ..Env::none() }).unwrap_err().to_string();
             assert!(msg.starts_with(&format!("CREW_TAKEOVER_MS={bad:?} is invalid")), "{msg}");
             assert!(msg.contains("1..=3600000") && msg.contains("`off`"), "{msg}");
+        }
+        for bad in ["1", "ON", "yes", " on"] {
+            let msg = task_dump(&Env { task_dump: set(bad), ..Env::none() }).unwrap_err().to_string();
+            assert!(msg.starts_with(&format!("CREW_TASK_DUMP={bad:?} is invalid")), "{msg}");
+            assert!(msg.contains("`on` or `off`"), "{msg}");
         }
         for bad in ["1025", "-1", "x"] {
             let msg = max_stuck_threads(&Env { max_stuck_threads: set(bad), ..Env::none() }).unwrap_err().to_string();

@@ -16,7 +16,7 @@ mod error;
 use std::time::Duration;
 
 pub(crate) use env::Env;
-pub use env::{MAX_STUCK_THREADS_ENV, TAKEOVER_ENV, WORKERS_ENV};
+pub use env::{MAX_STUCK_THREADS_ENV, TAKEOVER_ENV, TASK_DUMP_ENV, WORKERS_ENV};
 pub use error::BuildError;
 
 use crate::pool::Pool;
@@ -139,6 +139,7 @@ pub struct Builder {
     max_stuck_threads: Option<usize>,
     slow_poll_threshold: Option<Duration>,
     on_slow_poll: Option<Hook>,
+    task_dump: Option<bool>,
 }
 
 /// The checked configuration a pool starts with.
@@ -159,6 +160,8 @@ pub(crate) struct Config {
     /// Whether a monitor thread samples the workers (takeover on, or a hook set; never under
     /// loom, which has no clock: its models drive the monitor by hand).
     pub(crate) monitor: bool,
+    /// Whether each task keeps a record for the task dump (`Pool::dump`).
+    pub(crate) task_dump: bool,
 }
 
 impl Builder {
@@ -334,6 +337,32 @@ impl Builder {
         self
     }
 
+    /// Keeps a record of each task (its state, where it waits, its poll count) so that
+    /// [`Pool::dump`](crate::Pool::dump) and [`crew::dump`](crate::dump) can list the live
+    /// tasks. Off by default (`CREW_TASK_DUMP=on` for the global pool): it costs each task a
+    /// small second allocation and each poll and wake a few stores and a clock read
+    /// (`BENCHMARKS.md`, "Cost of the task dump").
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(1).task_dump(true).build().unwrap();
+    /// let (tx, rx) = futures::channel::oneshot::channel::<()>();
+    /// let waiting = crew::task::Builder::new().name("waiting").spawn_on(&pool, rx);
+    /// while pool.dump().tasks().iter().all(|task| task.polls() == 0) {
+    ///     std::thread::yield_now(); // until its first poll
+    /// }
+    /// let dump = pool.dump();
+    /// assert_eq!(dump.tasks()[0].name(), Some("waiting"));
+    /// println!("{dump}");
+    /// drop(tx);
+    /// # let _ = crew::block_on(waiting);
+    /// ```
+    pub fn task_dump(mut self, on: bool) -> Builder {
+        self.task_dump = Some(on);
+        self
+    }
+
     /// Starts a private pool with this configuration.
     ///
     /// # Errors
@@ -418,6 +447,10 @@ impl Builder {
         };
         let slow_poll_threshold =
             threshold("slow_poll_threshold", self.slow_poll_threshold)?.unwrap_or(DEFAULT_SLOW_POLL_THRESHOLD);
+        let task_dump = match self.task_dump {
+            Some(on) => on,
+            None => env::task_dump(&env)?.unwrap_or(false),
+        };
         let takeover_after = takeover_after.filter(|_| max_stuck_threads > 0);
         // Spare cores serve takeovers only: none without.
         let max_stuck_threads = if takeover_after.is_some() { max_stuck_threads } else { 0 };
@@ -433,6 +466,7 @@ impl Builder {
             max_stuck_threads,
             slow_poll_threshold,
             on_slow_poll: self.on_slow_poll,
+            task_dump,
         })
     }
 }
