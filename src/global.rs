@@ -15,6 +15,7 @@ use async_task::{ScheduleInfo, WithInfo};
 use once_cell::sync::OnceCell;
 
 use crate::config::{BuildError, Builder, Env};
+use crate::dump::TaskDump;
 use crate::join::JoinHandle;
 use crate::metrics::Metrics;
 use crate::policy::{Policy, Propagate};
@@ -117,7 +118,12 @@ where
     let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
         shared().schedule(runnable, info.woken_while_running);
     });
-    crate::task::spawn_unregistered(shared(), info, Global, future, schedule)
+    let shared = shared();
+    if shared.registry().is_some() {
+        // The task dump is on: the global pool registers its tasks, as a private pool does.
+        return crate::task::spawn_registered(shared, crate::scheduler::spawn_hint(), info, future, schedule);
+    }
+    crate::task::spawn_unregistered(shared, info, Global, future, schedule)
 }
 
 /// A snapshot of the global pool's counters (starting the pool if it has not started): polls,
@@ -141,6 +147,30 @@ where
 #[track_caller]
 pub fn metrics() -> Metrics {
     shared().metrics()
+}
+
+/// Every live task of the global pool, with what it is doing and for how long (starting the
+/// pool if it has not started). Empty unless the task dump is on (`CREW_TASK_DUMP=on`, or
+/// [`Builder::task_dump`] before the pool starts). Never pauses the pool; see [`TaskDump`].
+///
+/// # Panics
+///
+/// If the global pool cannot start (a bad `CREW_WORKERS`, say), as [`spawn`] does.
+///
+/// # Examples
+///
+/// ```
+/// let dump = crew::dump();
+/// if !dump.is_enabled() {
+///     println!("{dump}"); // says how to turn it on
+/// }
+/// for task in dump.tasks() {
+///     println!("{}: {}", task.info(), task.state());
+/// }
+/// ```
+#[track_caller]
+pub fn dump() -> TaskDump {
+    shared().dump()
 }
 
 /// The global pool as a task's home: a task's end is counted on the worker that ends it, or

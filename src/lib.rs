@@ -114,6 +114,7 @@ mod block_on;
 #[cfg(not(loom))]
 mod blocking;
 mod config;
+mod dump;
 mod global;
 mod join;
 mod metrics;
@@ -141,9 +142,10 @@ pub use blocking::{spawn_blocking, spawn_blocking_with, MAX_BLOCKING_THREADS};
 pub use config::{
     BuildError, Builder, DEFAULT_SLOW_POLL_THRESHOLD, DEFAULT_TAKEOVER_AFTER, MAX_STACK_SIZE, MAX_STUCK_THREADS,
     MAX_STUCK_THREADS_ENV, MAX_TAKEOVER_AFTER, MAX_WORKERS, MIN_STACK_SIZE, MIN_TAKEOVER_AFTER, TAKEOVER_ENV,
-    WORKERS_ENV,
+    TASK_DUMP_ENV, WORKERS_ENV,
 };
-pub use global::{metrics, spawn, spawn_with};
+pub use dump::{QueuedIn, TaskDump, TaskSnapshot, TaskState};
+pub use global::{dump, metrics, spawn, spawn_with};
 pub use join::JoinHandle;
 pub use metrics::{BlockingMetrics, Metrics, WorkerMetrics};
 pub use policy::{Catch, Ignore, JoinError, Policy, Propagate, CANCELLED_MESSAGE};

@@ -13,6 +13,7 @@ use std::panic::Location;
 use std::time::Duration;
 
 use crate::config::{BuildError, Config};
+use crate::dump::TaskDump;
 use crate::join::JoinHandle;
 use crate::metrics::Metrics;
 use crate::policy::{Policy, Propagate};
@@ -79,6 +80,7 @@ impl Pool {
     /// assert_eq!(crew::block_on(pool.spawn(async { "ran on the pool" })), "ran on the pool");
     /// ```
     #[track_caller]
+    #[inline]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -97,6 +99,7 @@ impl Pool {
     /// assert_eq!(result.unwrap_err().panic_message(), Some("nope"));
     /// ```
     #[track_caller]
+    #[inline]
     pub fn spawn_with<P, F>(&self, policy: P, future: F) -> JoinHandle<F::Output, P>
     where
         P: Policy,
@@ -115,7 +118,8 @@ impl Pool {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        crate::task::spawn_registered(&self.shared, scheduler::spawn_hint(), info, future)
+        let schedule = crate::task::schedule_on(&self.shared);
+        crate::task::spawn_registered(&self.shared, scheduler::spawn_hint(), info, future, schedule)
     }
 
     /// A snapshot of this pool's counters: polls, spawns, steals, parks and queue depths per
@@ -136,6 +140,26 @@ impl Pool {
     /// ```
     pub fn metrics(&self) -> Metrics {
         self.shared.metrics()
+    }
+
+    /// Every live task of this pool, with what it is doing and for how long: empty unless the
+    /// pool was built with [`Builder::task_dump`](crate::Builder::task_dump). Never pauses the
+    /// pool; see [`TaskDump`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(1).task_dump(true).build().unwrap();
+    /// let (tx, rx) = futures::channel::oneshot::channel::<()>();
+    /// let handle = crew::task::Builder::new().name("waiter").spawn_on(&pool, rx);
+    /// let dump = pool.dump();
+    /// assert_eq!(dump.tasks().len(), 1);
+    /// assert_eq!(dump.tasks()[0].name(), Some("waiter"));
+    /// drop(tx);
+    /// # let _ = crew::block_on(handle);
+    /// ```
+    pub fn dump(&self) -> TaskDump {
+        self.shared.dump()
     }
 
     /// The number of workers (cores) this pool runs.

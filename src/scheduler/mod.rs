@@ -55,9 +55,11 @@
 //! | `shutdown.rs` | stopping a pool, dropping every task exactly once |
 //! | `registry.rs` | a private pool's live tasks, so that dropping the pool drops them |
 //! | `counters.rs` | what a pool counts about itself (per core, owner-written) and its snapshot |
+//! | `dump.rs` | the task dump: the registry's recorded tasks and their states |
 
 mod context;
 mod counters;
+mod dump;
 #[cfg(loom)]
 pub mod loom_hook;
 mod monitor;

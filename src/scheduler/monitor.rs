@@ -34,8 +34,10 @@ use std::time::{Duration, Instant};
 
 use super::progress::Seen;
 use super::shared::Shared;
+use super::worker::note_queued;
 use crate::report::{SlowPoll, SlowPollKind};
 use crate::sync::{fence, lock, planted_bug, thread, wait_until, Arc, Deadline, Listener, Ordering};
+use crate::task::Doing;
 
 /// What the monitor remembers of one core between samples.
 #[derive(Debug, Clone, Copy)]
@@ -180,6 +182,7 @@ pub(super) fn take_over(shared: &Arc<Shared>, index: usize, seen: Seen) -> Takeo
         shared.slot_states[spare.index].active.store(true, Ordering::Relaxed);
         // The watcher's rescue, done by the monitor: the stuck core's private task.
         if let Some(runnable) = remote.lifo.take() {
+            note_queued(shared, &runnable, Doing::Deque(spare.index));
             spare.local.push(runnable);
         }
         true

@@ -18,6 +18,7 @@
 use std::task::Waker;
 
 use crate::sync::{lock, CachePadded, Counter, Mutex};
+use crate::task::TaskInfo;
 
 const SHARD_BITS: u32 = 6;
 const MAX_SHARDS: usize = 1 << SHARD_BITS;
@@ -39,6 +40,9 @@ struct ShardCell {
 struct Shard {
     closed: bool,
     entries: Vec<Entry>,
+    /// With task records on (the task dump): each occupied entry's task identity, by entry
+    /// index; empty otherwise, so that an entry stays two words.
+    infos: Vec<Option<TaskInfo>>,
     /// Head of the free list of vacant entries (`usize::MAX` if none).
     free: usize,
     /// Occupied entries.
@@ -47,7 +51,10 @@ struct Shard {
 
 #[derive(Debug)]
 enum Entry {
-    Vacant { next_free: usize },
+    Vacant {
+        next_free: usize,
+    },
+    /// A live task's waker.
     Occupied(Waker),
 }
 
@@ -80,7 +87,12 @@ impl Registry {
     /// Registers a task created by `spawn(key)`, keeping the waker that `waker_of` returns.
     /// Once the registry is closed, gives `spawn` back uncalled, to be dropped by the caller
     /// outside the lock.
-    pub(crate) fn register<S, R>(&self, hint: usize, spawn: S, waker_of: impl FnOnce(&R) -> Waker) -> Result<R, S>
+    pub(crate) fn register<S, R>(
+        &self,
+        hint: usize,
+        spawn: S,
+        waker_of: impl FnOnce(&R) -> (Waker, Option<TaskInfo>),
+    ) -> Result<R, S>
     where
         S: FnOnce(Key) -> R,
     {
@@ -92,13 +104,17 @@ impl Registry {
         }
         let entry = shard.vacant_entry();
         let spawned = spawn(Key::new(shard_index, entry));
-        shard.occupy(entry, waker_of(&spawned));
+        let (waker, info) = waker_of(&spawned);
+        shard.occupy(entry, waker);
+        if let Some(info) = info {
+            shard.keep_info(entry, info);
+        }
         // Written under the shard's lock: one writer at a time.
         cell.live.set(shard.occupied as u64);
         Ok(spawned)
     }
 
-    /// Removes a task's entry (no-op once the registry is closed).
+    /// Removes a task's entry (no-op once the registry is closed), marking its record ended.
     pub(crate) fn remove(&self, key: Key) {
         let waker = {
             let cell = &self.shards[key.shard()];
@@ -108,10 +124,28 @@ impl Registry {
             }
             let waker = shard.vacate(key.entry());
             cell.live.set(shard.occupied as u64);
+            if !shard.infos.is_empty() {
+                // Task records on: the identity goes too, dropped after unlocking.
+                let info = shard.take_info(key.entry());
+                drop(shard);
+                drop(info);
+            }
             waker
         };
         // Dropped outside the lock: dropping a waker can drop its task.
         drop(waker);
+    }
+
+    /// The identities of the registered tasks that have a record (see `Pool::dump`). Each shard
+    /// is locked only while its entries' identities are cloned (a reference count each): no
+    /// user code runs, and spawns on other shards go on meanwhile.
+    pub(crate) fn recorded(&self) -> Vec<TaskInfo> {
+        let mut infos = Vec::new();
+        for cell in self.shards.iter() {
+            let shard = lock(&cell.shard);
+            infos.extend(shard.infos.iter().flatten().cloned());
+        }
+        infos
     }
 
     /// Closes every shard and returns the wakers of every still-registered task.
@@ -127,6 +161,7 @@ impl Registry {
                 Entry::Occupied(waker) => Some(waker),
                 Entry::Vacant { .. } => None,
             }));
+            shard.infos.clear();
         }
         wakers
     }
@@ -136,7 +171,7 @@ impl Registry {
     fn len(&self) -> usize {
         self.shards
             .iter()
-            .map(|cell| lock(&cell.shard).entries.iter().filter(|s| matches!(s, Entry::Occupied(_))).count())
+            .map(|cell| lock(&cell.shard).entries.iter().filter(|s| matches!(s, Entry::Occupied(..))).count())
             .sum()
     }
 
@@ -149,7 +184,7 @@ impl Registry {
 
 impl Shard {
     fn empty() -> Shard {
-        Shard { closed: false, entries: Vec::new(), free: usize::MAX, occupied: 0 }
+        Shard { closed: false, entries: Vec::new(), infos: Vec::new(), free: usize::MAX, occupied: 0 }
     }
 
     /// The entry the next `occupy` should fill; pushes a vacant entry if none is free.
@@ -167,8 +202,29 @@ impl Shard {
                 self.free = next_free;
                 self.occupied += 1;
             }
-            Entry::Occupied(_) => unreachable!("registry entry {entry} was handed out twice"),
+            Entry::Occupied(..) => unreachable!("registry entry {entry} was handed out twice"),
         }
+    }
+
+    /// Keeps `info` as entry `entry`'s task identity (task records on).
+    #[cold]
+    #[inline(never)]
+    fn keep_info(&mut self, entry: usize, info: TaskInfo) {
+        if self.infos.len() <= entry {
+            self.infos.resize(entry + 1, None);
+        }
+        self.infos[entry] = Some(info);
+    }
+
+    /// Takes entry `entry`'s task identity (task records on), marking its record ended.
+    #[cold]
+    #[inline(never)]
+    fn take_info(&mut self, entry: usize) -> Option<TaskInfo> {
+        let info = self.infos.get_mut(entry)?.take()?;
+        if let Some(record) = info.record() {
+            record.ended();
+        }
+        Some(info)
     }
 
     fn vacate(&mut self, entry: usize) -> Option<Waker> {
@@ -197,7 +253,7 @@ mod tests {
     }
 
     fn register(registry: &Registry, hint: usize) -> Key {
-        registry.register(hint, |k| k, |_| noop()).ok().expect("the registry is open")
+        registry.register(hint, |k| k, |_| (noop(), None)).ok().expect("the registry is open")
     }
 
     #[test]
@@ -224,7 +280,7 @@ mod tests {
         assert_eq!(registry.close().len(), 9);
         assert_eq!(registry.live(), 0);
         assert!(registry.close().is_empty());
-        assert!(registry.register(0, |k| k, |_| noop()).is_err());
+        assert!(registry.register(0, |k| k, |_| (noop(), None)).is_err());
         registry.remove(keys[4]); // no-op after close
     }
 }

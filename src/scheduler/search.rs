@@ -13,8 +13,9 @@
 use crate::task::Runnable;
 
 use super::shared::Shared;
-use super::worker::Core;
+use super::worker::{note_queued, Core};
 use crate::sync::{fence, retry, Ordering};
+use crate::task::Doing;
 
 impl Core {
     /// A task from this core's queues, the injector, or (as a searcher) other workers.
@@ -81,6 +82,7 @@ impl Core {
             let half = deferred.len().div_ceil(2);
             counters.stolen.add(half as u64);
             for runnable in deferred.drain(..half) {
+                note_queued(shared, &runnable, Doing::Deque(self.index));
                 self.local.push(runnable);
             }
             drop(deferred);

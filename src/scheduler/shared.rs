@@ -20,13 +20,13 @@
 use std::fmt;
 use std::io;
 
-use crate::task::Runnable;
+use crate::task::{Doing, Runnable};
 
 use super::counters::{Clock, CoreCounters, OutsideCounters};
 use super::registry::Registry;
 use super::remote::{Remote, SlotState};
 use super::sleep::{Sender, Sleepers};
-use super::worker::{Core, Pushed};
+use super::worker::{note_queued, Core, Pushed};
 use super::{context, run};
 use crate::config::{BuildError, Config};
 use crate::sync::{
@@ -137,7 +137,8 @@ impl Shared {
             slots_used: Counter::default(),
             clock: Clock::start(),
             registry: match kind {
-                PoolKind::Global => None,
+                // The global pool registers its tasks only for the task dump.
+                PoolKind::Global => config.task_dump.then(|| Arc::new(Registry::new(workers))),
                 PoolKind::Private => Some(Arc::new(Registry::new(workers))),
             },
             shutdown: AtomicBool::new(false),
@@ -192,6 +193,12 @@ impl Shared {
     #[inline]
     pub(super) fn records_polls(&self) -> bool {
         self.config.on_slow_poll.is_some()
+    }
+
+    /// Whether each task keeps a record for the task dump (`Builder::task_dump`).
+    #[inline]
+    pub(crate) fn keeps_task_records(&self) -> bool {
+        self.config.task_dump
     }
 
     /// The prefix of the worker threads' names.
@@ -280,6 +287,7 @@ impl Shared {
     /// Pushes a task woken outside this pool's workers into the injector. After shutdown the
     /// task stays there to be dropped by shutdown's drains, never here (see the module docs).
     pub(super) fn push_remote(&self, runnable: Runnable) {
+        note_queued(self, &runnable, Doing::Injector);
         self.injector.push(runnable);
         // Pairs with the fence in `shutdown`: either this load sees the flag, or shutdown's
         // drain sees the push. (`notify_one` has its own fence for the sleepers.)

@@ -30,10 +30,11 @@
 
 use std::time::Duration;
 
-use crate::task::Runnable;
+use crate::task::{Doing, Runnable};
 
 use super::progress::Seen;
 use super::shared::Shared;
+use super::worker::note_queued;
 use crate::sync::{Deadline, Worker};
 
 /// How long the watcher lets an owner sit inside one poll, its LIFO slot holding a task, before
@@ -73,6 +74,7 @@ impl Watch {
                 continue;
             }
             if let Some(runnable) = remote.lifo.take() {
+                note_queued(shared, &runnable, Doing::Deque(me));
                 local.push(runnable);
                 shared.counters[me].rescues.incr();
             }

@@ -22,7 +22,7 @@
 //! - Every task that enters a deque or a deferred list is announced with `notify_one`, unless its
 //!   worker pops it at once; every push into the LIFO slot with `notify_private`.
 
-use crate::task::Runnable;
+use crate::task::{Doing, Runnable, TaskInfo};
 
 use super::counters::CoreCounters;
 use super::reactor_turn::ReactorTurn;
@@ -67,7 +67,20 @@ pub(super) struct Core {
     pub(super) polls: usize,
     /// A poll began (`begin_poll`) and its end is not recorded yet (`finish_poll`).
     pub(super) polling: bool,
+    /// The identity of the task being polled, while its pool keeps task records (the dump).
+    polling_task: Option<TaskInfo>,
     pub(super) reactor_turn: ReactorTurn,
+}
+
+/// Notes in `runnable`'s record for the task dump, if `shared` keeps records, where it is being
+/// queued. Without records, one test of the pool's configuration.
+#[inline]
+pub(super) fn note_queued(shared: &Shared, runnable: &Runnable, doing: Doing) {
+    if shared.keeps_task_records() {
+        if let Some(record) = runnable.metadata().record() {
+            record.queued(doing);
+        }
+    }
 }
 
 /// A poll that the monitor flagged while it ran (see [`Core::finish_poll`]).
@@ -110,6 +123,7 @@ impl Core {
             taken_over: false,
             polls: 0,
             polling: false,
+            polling_task: None,
             reactor_turn: ReactorTurn::new(in_reactor),
         }
     }
@@ -121,6 +135,9 @@ impl Core {
         let remote = &shared.remotes[self.index];
         if shared.records_polls() {
             remote.record_poll(runnable.metadata());
+        }
+        if shared.keeps_task_records() {
+            self.begin_recorded_poll(runnable);
         }
         self.polls = self.polls.wrapping_add(1);
         self.polling = true;
@@ -137,12 +154,36 @@ impl Core {
         if !std::mem::replace(&mut self.polling, false) {
             return None;
         }
+        if self.polling_task.is_some() {
+            self.end_recorded_poll();
+        }
         let seen = shared.remotes[self.index].progress.end_poll(self.polls);
         if seen.reported() || seen.taken() {
             self.taken_over = seen.taken();
             return Some(Flagged { index: self.index, taken: seen.taken() });
         }
         None
+    }
+
+    /// `begin_poll`'s part for a task with a record (the task dump), out of the common path.
+    #[cold]
+    #[inline(never)]
+    fn begin_recorded_poll(&mut self, runnable: &Runnable) {
+        if let Some(record) = runnable.metadata().record() {
+            record.running(self.index);
+            self.polling_task = Some(runnable.metadata().clone());
+        }
+    }
+
+    /// `finish_poll`'s part for a task with a record, out of the common path.
+    #[cold]
+    #[inline(never)]
+    fn end_recorded_poll(&mut self) {
+        if let Some(task) = self.polling_task.take() {
+            if let Some(record) = task.record() {
+                record.poll_ended();
+            }
+        }
     }
 
     /// Makes a core given up after a takeover, its queues emptied, ready to be a spare.
@@ -155,6 +196,7 @@ impl Core {
         self.watch = None;
         self.taken_over = false;
         self.polling = false;
+        self.polling_task = None;
     }
 
     /// Puts a task scheduled on this worker's thread into its queues: a task woken while it ran
@@ -176,6 +218,7 @@ impl Core {
     fn push_task(&mut self, shared: &Shared, runnable: Runnable, woken_while_running: bool) -> bool {
         let remote = &shared.remotes[self.index];
         if woken_while_running {
+            note_queued(shared, &runnable, Doing::Deferred(self.index));
             self.deferred_filled = true;
             if planted_bug!("lost_yield") {
                 drop(runnable);
@@ -185,8 +228,10 @@ impl Core {
             return true;
         }
         self.lifo_filled = true;
+        note_queued(shared, &runnable, Doing::Lifo(self.index));
         match remote.lifo.swap(runnable) {
             Some(previous) => {
+                note_queued(shared, &previous, Doing::Deque(self.index));
                 self.local.push(previous);
                 true
             }
@@ -224,6 +269,7 @@ impl Core {
             // The slot had its turns: its task waits behind the deque like any other, and may
             // be stolen there, so it is announced unless it is the only one (popped just below).
             let behind_others = !self.local.is_empty();
+            note_queued(shared, &runnable, Doing::Deque(self.index));
             self.local.push(runnable);
             if behind_others {
                 self.notify_one(shared);
@@ -261,6 +307,7 @@ impl Core {
         let mut deferred = shared.remotes[self.index].deferred.lock();
         let any = !deferred.is_empty();
         for runnable in deferred.drain(..) {
+            note_queued(shared, &runnable, Doing::Deque(self.index));
             self.local.push(runnable);
         }
         any

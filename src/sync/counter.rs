@@ -62,3 +62,34 @@ impl SharedCounter {
         self.0.load(Ordering::Relaxed)
     }
 }
+
+/// A statistic any thread may store, or replace if it still holds what the caller saw: for
+/// diagnostic state (a task's state in the task dump), never for a decision.
+#[derive(Debug, Default)]
+pub(crate) struct Gauge(AtomicU64);
+
+impl Gauge {
+    pub(crate) fn new(value: u64) -> Gauge {
+        Gauge(AtomicU64::new(value))
+    }
+
+    /// Sets the value.
+    #[inline]
+    pub(crate) fn set(&self, value: u64) {
+        // Relaxed: a statistic that orders nothing.
+        self.0.store(value, Ordering::Relaxed);
+    }
+
+    /// Sets the value to `new` if it is still `current`.
+    #[inline]
+    pub(crate) fn replace(&self, current: u64, new: u64) {
+        // Relaxed: as `set`; the compare-exchange only keeps a newer value from being overwritten.
+        let _ = self.0.compare_exchange(current, new, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    /// The current value.
+    pub(crate) fn get(&self) -> u64 {
+        // Relaxed: a statistic; a reader may be a little behind.
+        self.0.load(Ordering::Relaxed)
+    }
+}

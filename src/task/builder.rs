@@ -8,7 +8,6 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::panic::Location;
-use std::sync::Arc;
 
 use super::TaskInfo;
 use crate::join::JoinHandle;
@@ -29,7 +28,7 @@ use crate::pool::Pool;
 /// assert_eq!(crew::block_on(handle).unwrap_err().panic_message(), Some("no"));
 /// ```
 pub struct Builder<P: Policy = Propagate> {
-    name: Option<Arc<String>>,
+    name: Option<String>,
     policy: PhantomData<fn() -> P>,
 }
 
@@ -63,7 +62,7 @@ impl<P: Policy> Builder<P> {
     /// crew::block_on(handle);
     /// ```
     pub fn name(mut self, name: impl Into<String>) -> Builder<P> {
-        self.name = Some(Arc::new(name.into()));
+        self.name = Some(name.into());
         self
     }
 
@@ -125,6 +124,6 @@ impl<P: Policy> Builder<P> {
 
 impl<P: Policy> fmt::Debug for Builder<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Builder").field("name", &self.name.as_deref().map(String::as_str)).finish_non_exhaustive()
+        f.debug_struct("Builder").field("name", &self.name.as_deref()).finish_non_exhaustive()
     }
 }

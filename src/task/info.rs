@@ -16,6 +16,8 @@ use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::record::TaskRecord;
+
 /// How many ids a thread reserves at a time.
 const ID_BLOCK: u64 = 1024;
 
@@ -119,22 +121,58 @@ impl fmt::Display for TaskId {
 #[derive(Clone)]
 pub struct TaskInfo {
     id: TaskId,
-    /// A thin pointer (not `Arc<str>`): 24 bytes in every task's allocation rather than 32.
-    name: Option<Arc<String>>,
+    /// What only some tasks have: a name, a record for the task dump. One thin pointer, so that
+    /// the identity stays 24 bytes in every task's allocation.
+    extra: Option<Arc<Extra>>,
     location: &'static Location<'static>,
+}
+
+/// The part of a task's identity that only some tasks have.
+#[derive(Debug)]
+struct Extra {
+    name: Option<String>,
+    record: Option<TaskRecord>,
+}
+
+impl Extra {
+    /// A named task's: out of the spawn path's line, which most tasks take unnamed.
+    #[cold]
+    #[inline(never)]
+    fn named(name: String) -> Arc<Extra> {
+        Arc::new(Extra { name: Some(name), record: None })
+    }
 }
 
 impl TaskInfo {
     /// A new task's identity: a fresh id.
     #[inline]
-    pub(crate) fn new(name: Option<Arc<String>>, location: &'static Location<'static>) -> TaskInfo {
-        TaskInfo { id: TaskId::next(), name, location }
+    pub(crate) fn new(name: Option<String>, location: &'static Location<'static>) -> TaskInfo {
+        let extra = name.map(Extra::named);
+        TaskInfo { id: TaskId::next(), extra, location }
+    }
+
+    /// This identity with a fresh record for the task dump (see `record.rs`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn with_record(self) -> TaskInfo {
+        let name = self.extra.and_then(|extra| match Arc::try_unwrap(extra) {
+            Ok(extra) => extra.name,
+            Err(shared) => shared.name.clone(),
+        });
+        let extra = Some(Arc::new(Extra { name, record: Some(TaskRecord::new()) }));
+        TaskInfo { extra, ..self }
+    }
+
+    /// The task's record for the task dump, if its pool keeps one.
+    #[inline]
+    pub(crate) fn record(&self) -> Option<&TaskRecord> {
+        self.extra.as_deref()?.record.as_ref()
     }
 
     /// The identity of a task that will never run (a spawn refused by a pool shutting down):
     /// `id` and `location` of the task it stands for, without its name.
     pub(crate) fn unnamed(id: TaskId, location: &'static Location<'static>) -> TaskInfo {
-        TaskInfo { id, name: None, location }
+        TaskInfo { id, extra: None, location }
     }
 
     /// The task's id.
@@ -160,7 +198,7 @@ impl TaskInfo {
     /// }
     /// ```
     pub fn name(&self) -> Option<&str> {
-        self.name.as_deref().map(String::as_str)
+        self.extra.as_deref()?.name.as_deref()
     }
 
     /// Where the task was spawned: the caller of `spawn` (or of the task builder's `spawn*`).
@@ -216,7 +254,7 @@ mod tests {
 
     #[test]
     fn display_names_the_id_name_and_location() {
-        let info = TaskInfo::new(Some(Arc::new("fetch".to_owned())), Location::caller());
+        let info = TaskInfo::new(Some("fetch".to_owned()), Location::caller());
         let shown = info.to_string();
         assert!(shown.starts_with(&format!("task {} \"fetch\" spawned at ", info.id())), "{shown}");
         assert!(shown.contains(file!()), "{shown}");

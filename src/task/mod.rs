@@ -10,15 +10,17 @@
 
 mod builder;
 mod info;
+mod record;
 mod spawn;
 mod trace;
 
 pub use builder::Builder;
 pub use info::{TaskId, TaskInfo};
+pub(crate) use record::Doing;
 // `TaskFuture` is also the blocking pool's, which loom builds leave out.
 #[cfg(not(loom))]
 pub(crate) use spawn::TaskFuture;
-pub(crate) use spawn::{spawn_registered, spawn_unregistered, Home, TaskOutput};
+pub(crate) use spawn::{schedule_on, spawn_registered, spawn_unregistered, Home, TaskOutput};
 
 /// What crew's queues hold: async-task's handle to run a task, with the task's [`TaskInfo`].
 pub(crate) type Runnable = async_task::Runnable<TaskInfo>;

@@ -174,24 +174,33 @@ where
     launch(shared, async_task::Builder::new().metadata(info).spawn(move |_| task, schedule))
 }
 
-/// Spawns `future` as the task `info` on the private pool `shared`, registered (in the shard
-/// `hint` picks) so that dropping the pool drops it.
-pub(crate) fn spawn_registered<P, F>(
-    shared: &Arc<Shared>,
+/// The schedule function of a private pool's tasks: each holds a reference to the pool.
+pub(crate) fn schedule_on(shared: &Arc<Shared>) -> impl Schedule<TaskInfo> + Send + Sync + 'static {
+    let for_schedule = shared.clone();
+    WithInfo(move |runnable: Runnable, info: ScheduleInfo| {
+        for_schedule.schedule(runnable, info.woken_while_running);
+    })
+}
+
+/// Spawns `future` as the task `info` on the pool `shared`, which has a registry (a private
+/// pool, or the global one with the task dump on), registered in the shard `hint` picks so that
+/// dropping the pool drops it and the dump lists it; scheduled by `schedule`.
+pub(crate) fn spawn_registered<P, F, S>(
+    shared: &Shared,
     hint: usize,
     info: TaskInfo,
     future: F,
+    schedule: S,
 ) -> JoinHandle<F::Output, P>
 where
     P: Policy,
     F: Future + Send + 'static,
     F::Output: Send + 'static,
+    S: Schedule<TaskInfo> + Send + Sync + 'static,
 {
-    let registry = shared.registry().expect("a private pool has a registry");
-    let for_schedule = shared.clone();
-    let schedule = WithInfo(move |runnable: Runnable, info: ScheduleInfo| {
-        for_schedule.schedule(runnable, info.woken_while_running);
-    });
+    let registry = shared.registry().expect("spawn_registered is for a pool with a registry");
+    let records = shared.keeps_task_records();
+    let info = if records { info.with_record() } else { info };
     // For a refused spawn's cancelled handle: `spawn` is given back with `info` inside it.
     let (id, location) = (info.id(), info.location());
     let spawn = |key| {
@@ -199,7 +208,11 @@ where
         let task = TaskFuture::<F, P, Registration>::new(future, registration, &info);
         async_task::Builder::new().metadata(info).spawn(move |_| task, schedule)
     };
-    match registry.register(hint, spawn, |(runnable, _)| runnable.waker()) {
+    let entry = |(runnable, _): &(Runnable, Task<TaskOutput<F::Output>, TaskInfo>)| {
+        let info = runnable.metadata();
+        (runnable.waker(), records.then(|| info.clone()))
+    };
+    match registry.register(hint, spawn, entry) {
         Ok(spawned) => launch(shared, spawned),
         Err(spawn) => {
             // The pool is shutting down: drop the future and hand back a cancelled handle.

@@ -1,0 +1,171 @@
+//! A task's record for the task dump (`Builder::task_dump`): what it is doing now, where, since
+//! when, and how many times it was polled.
+//!
+//! Invariants:
+//! - A record exists only on a pool with the dump on. It lives in the task's identity
+//!   (`TaskInfo`, behind the pointer that also holds its name), shared by the task's metadata
+//!   (so that whoever holds the task's `Runnable` can update it: the scheduler as it queues it,
+//!   the worker as it polls it) and by the pool's registry entry (so that the dump can list it). No lock guards it: every field is a statistic that
+//!   any thread may write, and a dump may read a state a little behind.
+//! - The state is one word: what (queued, running, waiting for a wake, ended), the core index
+//!   it concerns, and when it began, in nanoseconds since the task was spawned. The scheduler
+//!   and the worker overwrite it; the end of a poll turns "running" into "waiting" only if no
+//!   wake queued the task meanwhile (a compare-exchange), and "ended" is never overwritten.
+//! - Reading the clock is the dump's price, paid only with the dump on: once per queueing and
+//!   once at each end of a poll.
+
+use std::time::{Duration, Instant};
+
+use crate::sync::{Counter, Gauge};
+
+/// Where a queued task waits, or what the task does: the low bits of a state word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Doing {
+    /// In the injector.
+    Injector,
+    /// In core `.0`'s LIFO slot.
+    Lifo(usize),
+    /// In core `.0`'s deque (or stolen from it since).
+    Deque(usize),
+    /// In core `.0`'s deferred list (it yielded, or was woken while it ran).
+    Deferred(usize),
+    /// Being polled by core `.0`'s thread.
+    Running(usize),
+    /// Waiting for a wake.
+    Waiting,
+    /// Its future was dropped.
+    Ended,
+}
+
+const KIND_BITS: u32 = 3;
+const CORE_BITS: u32 = 13;
+const SINCE_SHIFT: u32 = KIND_BITS + CORE_BITS;
+
+impl Doing {
+    fn pack(self, since_ns: u64) -> u64 {
+        let (kind, core) = match self {
+            Doing::Injector => (0, 0),
+            Doing::Lifo(core) => (1, core),
+            Doing::Deque(core) => (2, core),
+            Doing::Deferred(core) => (3, core),
+            Doing::Running(core) => (4, core),
+            Doing::Waiting => (5, 0),
+            Doing::Ended => (6, 0),
+        };
+        let core = (core as u64).min((1 << CORE_BITS) - 1);
+        kind | core << KIND_BITS | since_ns.min(u64::MAX >> SINCE_SHIFT) << SINCE_SHIFT
+    }
+
+    fn unpack(word: u64) -> (Doing, u64) {
+        let core = ((word >> KIND_BITS) & ((1 << CORE_BITS) - 1)) as usize;
+        let doing = match word & ((1 << KIND_BITS) - 1) {
+            0 => Doing::Injector,
+            1 => Doing::Lifo(core),
+            2 => Doing::Deque(core),
+            3 => Doing::Deferred(core),
+            4 => Doing::Running(core),
+            5 => Doing::Waiting,
+            _ => Doing::Ended,
+        };
+        (doing, word >> SINCE_SHIFT)
+    }
+}
+
+/// A task's record (see the module docs).
+#[derive(Debug)]
+pub(crate) struct TaskRecord {
+    spawned: Instant,
+    /// Polls begun; written by the thread that polls the task, one at a time.
+    polls: Counter,
+    state: Gauge,
+}
+
+impl TaskRecord {
+    /// The record of a task just spawned, about to be queued.
+    pub(crate) fn new() -> TaskRecord {
+        TaskRecord { spawned: Instant::now(), polls: Counter::default(), state: Gauge::new(Doing::Injector.pack(0)) }
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.spawned.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// The task was put in a queue (`doing` says which). Out of line: callers check for a
+    /// record first, and most pools keep none.
+    #[inline(never)]
+    pub(crate) fn queued(&self, doing: Doing) {
+        let current = self.state.get();
+        if Doing::unpack(current).0 != Doing::Ended {
+            self.state.replace(current, doing.pack(self.now()));
+        }
+    }
+
+    /// Core `core`'s thread begins a poll of the task.
+    #[inline(never)]
+    pub(crate) fn running(&self, core: usize) {
+        self.polls.incr();
+        let current = self.state.get();
+        if Doing::unpack(current).0 != Doing::Ended {
+            self.state.replace(current, Doing::Running(core).pack(self.now()));
+        }
+    }
+
+    /// The poll ended: the task waits for a wake, unless one queued it meanwhile.
+    #[inline(never)]
+    pub(crate) fn poll_ended(&self) {
+        let current = self.state.get();
+        if let (Doing::Running(_), _) = Doing::unpack(current) {
+            self.state.replace(current, Doing::Waiting.pack(self.now()));
+        }
+    }
+
+    /// The task's future was dropped.
+    pub(crate) fn ended(&self) {
+        self.state.set(Doing::Ended.pack(self.now()));
+    }
+
+    /// What the task does, for how long it has, its polls and its age, as of now.
+    pub(crate) fn read(&self) -> (Doing, Duration, u64, Duration) {
+        let age = self.spawned.elapsed();
+        let (doing, since) = Doing::unpack(self.state.get());
+        let elapsed = age.saturating_sub(Duration::from_nanos(since));
+        (doing, elapsed, self.polls.get(), age)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_round_trip_through_one_word() {
+        for doing in [
+            Doing::Injector,
+            Doing::Lifo(3),
+            Doing::Deque(1023),
+            Doing::Deferred(0),
+            Doing::Running(2047),
+            Doing::Waiting,
+            Doing::Ended,
+        ] {
+            assert_eq!(Doing::unpack(doing.pack(123_456_789)), (doing, 123_456_789));
+        }
+    }
+
+    #[test]
+    fn an_ended_task_stays_ended_and_a_wake_during_a_poll_is_kept() {
+        let record = TaskRecord::new();
+        record.running(0);
+        record.queued(Doing::Deferred(0)); // woken while it ran
+        record.poll_ended();
+        assert_eq!(record.read().0, Doing::Deferred(0), "the end of the poll keeps the wake");
+        record.running(1);
+        record.poll_ended();
+        assert_eq!(record.read().0, Doing::Waiting);
+        assert_eq!(record.read().2, 2, "two polls");
+        record.ended();
+        record.queued(Doing::Injector);
+        record.running(0);
+        assert_eq!(record.read().0, Doing::Ended);
+    }
+}
