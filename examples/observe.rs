@@ -1,6 +1,6 @@
 //! Watching a pool from the inside: a small mixed workload (message passing, yielders, one slow
-//! task and one stuck task) on a 2-worker pool, with its metrics printed every second and the
-//! slow-poll reports as they come.
+//! task and one stuck task) on a 2-worker pool, with its metrics and a dump of its tasks printed
+//! every second, and the slow-poll reports as they come.
 //!
 //! Run with `cargo run --release --example observe` (about 4 seconds). With the `tracing`
 //! feature each task's polls also run inside a span naming the task.
@@ -15,6 +15,7 @@ fn main() {
             .thread_name("observe")
             .slow_poll_threshold(Duration::from_millis(20))
             .on_slow_poll(|report| println!("  slow-poll report: {report}"))
+            .task_dump(true)
             .build()
             .expect("pool"),
     );
@@ -82,6 +83,14 @@ fn main() {
     while start.elapsed() < run_for + Duration::from_millis(500) {
         std::thread::sleep(Duration::from_secs(1));
         println!("\n--- metrics at {:.1?} ---\n{}", start.elapsed(), pool.metrics());
+        // The dump, without the hundred message-passing tasks: the others, and a count.
+        let dump = pool.dump();
+        let (pings, others): (Vec<_>, Vec<_>) =
+            dump.tasks().iter().partition(|task| task.name().is_some_and(|name| name.starts_with("p")));
+        println!("--- tasks: {} ping/pong tasks, and", pings.len());
+        for task in others {
+            println!("  {} ({} polls, {:.1?} old): {}", task.info(), task.polls(), task.age(), task.state());
+        }
     }
     drop(release);
 }

@@ -4,7 +4,9 @@
 //! with members `crew`, `tokio` and `async_executor`. The executor set-up is described in
 //! `benches/spawn.rs`'s module docs. crew's pool drives async-io's reactor while it parks (the
 //! default); with `CREW_BENCH_NO_REACTOR` set (to anything) it parks plainly instead
-//! (`Builder::drive_reactor(false)`), to measure what the reactor costs these workloads.
+//! (`Builder::drive_reactor(false)`), to measure what the reactor costs these workloads; with
+//! `CREW_BENCH_TASK_DUMP` set (to anything) it keeps task records (`Builder::task_dump(true)`),
+//! to measure what the task dump costs.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -56,7 +58,9 @@ pub struct CrewOwner(Arc<crew::Pool>);
 pub fn start_crew(workers: usize) -> (CrewOwner, Crew) {
     // Any value of CREW_BENCH_NO_REACTOR turns the reactor off (see the module docs).
     let drive = std::env::var_os("CREW_BENCH_NO_REACTOR").is_none();
-    let pool = Arc::new(crew::Pool::builder().workers(workers).drive_reactor(drive).build().expect("crew pool"));
+    let dump = std::env::var_os("CREW_BENCH_TASK_DUMP").is_some();
+    let builder = crew::Pool::builder().workers(workers).drive_reactor(drive).task_dump(dump);
+    let pool = Arc::new(builder.build().expect("crew pool"));
     (CrewOwner(pool.clone()), Crew(pool))
 }
 
