@@ -88,8 +88,9 @@
 //! [`metrics`] (the global pool) and [`Pool::metrics`] return a [`Metrics`] snapshot, always
 //! available and cheap enough to take every second in production: per worker, polls, spawns,
 //! steals, LIFO runs, parks and wakes, busy time and queue depths; for the pool, live tasks, the
-//! injector and the blocking pool. With the `tracing` feature, each task's polls run inside a
-//! `tracing` span naming the task (id, name, spawn location).
+//! injector and the blocking pool. With [`Builder::task_dump`] on, [`dump`] and [`Pool::dump`]
+//! list every live task with what it is doing and for how long. With the `tracing` feature, each
+//! task's polls run inside a `tracing` span naming the task (id, name, spawn location).
 //!
 //! ```
 //! let pool = crew::Pool::builder().workers(2).build().unwrap();
