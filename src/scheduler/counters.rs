@@ -12,15 +12,16 @@
 //! - [`OutsideCounters`] are written by threads that run no core of the pool (spawns and wakes
 //!   from outside, tasks that end away from a worker), through one shared counter each: those
 //!   paths already write the injector's shared lines.
-//! - Busy time is measured at parks and wakes only, never per poll: `busy_since` holds when the
-//!   core last left a park (nanoseconds since the pool started, 0 while parked), and `busy_ns`
-//!   the sum of the busy periods that ended.
+//! - Busy time is measured at parks and wakes only, never per poll: a busy period opens when
+//!   the core leaves a park (or starts) and closes when it parks, in nanoseconds since the pool
+//!   started (`sync/counter.rs`'s `BusyTime`: a reader never double-counts a period that closes
+//!   while it reads, and never sees the total go backwards).
 
 use std::time::{Duration, Instant};
 
 use super::shared::Shared;
 use crate::metrics::{BlockingMetrics, Metrics, WorkerMetrics};
-use crate::sync::{Counter, SharedCounter};
+use crate::sync::{BusyTime, Counter, SharedCounter};
 
 /// One core's counters (see the module docs).
 #[derive(Debug, Default)]
@@ -49,37 +50,8 @@ pub(crate) struct CoreCounters {
     pub(crate) notifies: Counter,
     /// Wakes this core skipped because a worker was already searching.
     pub(crate) notifies_skipped: Counter,
-    /// Nanoseconds spent out of park, in busy periods that ended.
-    pub(crate) busy_ns: Counter,
-    /// When the current busy period began, in nanoseconds since the pool started (plus one, so
-    /// that 0 means parked or never started).
-    busy_since: Counter,
-}
-
-impl CoreCounters {
-    /// The core leaves a park (or starts) at `now` (nanoseconds since the pool's start).
-    pub(crate) fn begin_busy(&self, now: u64) {
-        let since = self.busy_since.get();
-        if since == 0 {
-            self.busy_since.set(now + 1);
-        }
-    }
-
-    /// The core parks at `now`: its busy period ends.
-    pub(crate) fn end_busy(&self, now: u64) {
-        let since = self.busy_since.get();
-        if since != 0 {
-            self.busy_ns.add(now.saturating_sub(since - 1));
-            self.busy_since.set(0);
-        }
-    }
-
-    /// Busy nanoseconds so far, the period running at `now` included.
-    pub(crate) fn busy_at(&self, now: u64) -> u64 {
-        let since = self.busy_since.get();
-        let running = if since == 0 { 0 } else { now.saturating_sub(since - 1) };
-        self.busy_ns.get() + running
-    }
+    /// Time spent out of park.
+    pub(crate) busy: BusyTime,
 }
 
 /// What happens away from the pool's cores (see the module docs).
@@ -143,7 +115,7 @@ impl Shared {
                 unparks: counters.unparks.get(),
                 notifies: counters.notifies.get(),
                 notifies_skipped: counters.notifies_skipped.get(),
-                busy: Duration::from_nanos(counters.busy_at(now)),
+                busy: Duration::from_nanos(counters.busy.read(now)),
                 lifo_depth: usize::from(remote.lifo.occupied_hint()),
                 deque_depth: self.stealers[index].len(),
                 deferred_depth: remote.deferred.len_hint(),

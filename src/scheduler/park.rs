@@ -68,7 +68,7 @@ impl Core {
         }
         let counters = self.counters(shared);
         counters.parks.incr();
-        counters.end_busy(shared.clock.now());
+        counters.busy.end(shared.clock.now());
         if must_rescan {
             fence(Ordering::SeqCst);
             match shared.queued(self.index) {
@@ -90,7 +90,7 @@ impl Core {
     pub(super) fn resume_after_wake(&mut self, shared: &Shared) {
         let counters = self.counters(shared);
         counters.unparks.incr();
-        counters.begin_busy(shared.clock.now());
+        counters.busy.begin(shared.clock.now());
         self.searching = !shared.is_shutdown();
         if let Some(watch) = self.watch.take() {
             if self.searching {

@@ -26,7 +26,7 @@ use crate::task::Runnable;
 /// The body of a worker thread: runs `core`'s loop until shutdown, hand-off or takeover.
 pub(super) fn run(shared: Arc<Shared>, core: Box<Core>) {
     // A no-op for a core handed over busy (`block_on`).
-    shared.counters[core.index].begin_busy(shared.clock.now());
+    shared.counters[core.index].busy.begin(shared.clock.now());
     context::enter(shared.clone(), core);
     if shared.drives_reactor() {
         #[cfg(not(loom))] // async-io does not build under loom, whose configs never drive it
@@ -37,7 +37,7 @@ pub(super) fn run(shared: Arc<Shared>, core: Box<Core>) {
     // Dropped with the context cleared, so that anything the tasks' drops schedule goes to the
     // injector. `None`: the core went to another thread.
     if let Some(core) = context::leave() {
-        shared.counters[core.index].end_busy(shared.clock.now());
+        shared.counters[core.index].busy.end(shared.clock.now());
         // Relaxed: read by the monitor's heuristics (is some worker free to take work?) and by
         // loom's checks once the pool is idle.
         shared.slot_states[core.index].active.store(false, Ordering::Relaxed);

@@ -84,7 +84,7 @@ mod deadline;
 pub(crate) use deadline::{wait_until, Deadline};
 
 mod counter;
-pub(crate) use counter::{Counter, Gauge, SharedCounter};
+pub(crate) use counter::{BusyTime, Counter, Gauge, SharedCounter};
 
 /// `normal` in a normal build, `shrunk` under loom: a size or interval that loom's models must
 /// reach in few steps.
