@@ -17,6 +17,7 @@ use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake, Waker};
 
 use crate::sync::{thread_local, Parker, Unparker};
+use crate::task::Trace;
 
 /// Runs `future` to completion on the current thread, parking the thread while it waits.
 ///
@@ -41,12 +42,13 @@ use crate::sync::{thread_local, Parker, Unparker};
 #[track_caller]
 pub fn block_on<F: Future>(future: F) -> F::Output {
     crate::scheduler::hand_off_core();
+    let trace = Trace::block_on(std::panic::Location::caller());
     let mut future = pin!(future);
     thread_local! {
         static CACHE: RefCell<(Parker, Waker)> = RefCell::new(parker_and_waker());
     }
     let cached = CACHE.try_with(|cache| match cache.try_borrow_mut() {
-        Ok(pair) => Some(drive(future.as_mut(), &pair.0, &pair.1)),
+        Ok(pair) => Some(drive(future.as_mut(), &trace, &pair.0, &pair.1)),
         Err(_) => None,
     });
     match cached {
@@ -54,15 +56,20 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
         // Nested inside another block_on on this thread, or during thread-local teardown.
         _ => {
             let (parker, waker) = parker_and_waker();
-            drive(future, &parker, &waker)
+            drive(future, &trace, &parker, &waker)
         }
     }
 }
 
-fn drive<T>(mut future: Pin<&mut impl Future<Output = T>>, parker: &Parker, waker: &Waker) -> T {
+/// Polls `future` inside `trace`'s span until it is ready, parking between polls.
+fn drive<T>(mut future: Pin<&mut impl Future<Output = T>>, trace: &Trace, parker: &Parker, waker: &Waker) -> T {
     let mut cx = Context::from_waker(waker);
     loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+        let polled = {
+            let _entered = trace.enter();
+            trace.poll(&mut cx, |cx| future.as_mut().poll(cx))
+        };
+        if let Poll::Ready(output) = polled {
             return output;
         }
         parker.park();

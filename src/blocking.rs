@@ -24,7 +24,7 @@ use crate::join::JoinHandle;
 use crate::metrics::BlockingMetrics;
 use crate::policy::{Policy, Propagate};
 use crate::sync::{lock, thread, Arc, Condvar, Counter, Mutex};
-use crate::task::{Home, Runnable, TaskFuture, TaskInfo};
+use crate::task::{Home, Kind, Runnable, TaskFuture, TaskInfo};
 
 /// The most threads the global blocking pool runs at once (tokio's default too).
 pub const MAX_BLOCKING_THREADS: usize = 512;
@@ -106,6 +106,8 @@ where
 struct Blocking;
 
 impl Home for Blocking {
+    const KIND: Kind = Kind::Blocking;
+
     fn task_ended(&mut self) {}
 }
 

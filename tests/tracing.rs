@@ -1,5 +1,6 @@
 //! The `tracing` feature: what a task logs carries the task's span, with its id, name and spawn
-//! location, on every poll and on every pool (run with `cargo test --features tracing`).
+//! location, on every poll and on every pool (run with `cargo test --features tracing`); with
+//! the `console` feature, each task's wakers report their clones, wakes and drops.
 #![cfg(feature = "tracing")]
 
 mod common;
@@ -31,13 +32,34 @@ impl Visit for Collect {
     }
 }
 
-/// A subscriber that keeps every span's fields and, for every event, its message and the
-/// fields of the span the emitting thread was in.
+/// What the recorder keeps of a span.
+#[derive(Clone, Debug)]
+struct SpanRecord {
+    target: &'static str,
+    name: &'static str,
+    /// Made with no parent (explicit `parent: None`, or no current span).
+    root: bool,
+    fields: Fields,
+    /// How many times it was entered.
+    entered: usize,
+}
+
+/// What the recorder keeps of an event.
+#[derive(Clone, Debug)]
+struct EventRecord {
+    target: &'static str,
+    message: String,
+    fields: Fields,
+    /// The fields of the span the emitting thread was in.
+    span: Option<Fields>,
+}
+
+/// A subscriber that keeps every span and every event.
 #[derive(Default)]
 struct Recorder {
     next_id: AtomicU64,
-    spans: Mutex<HashMap<u64, (&'static str, Fields)>>,
-    events: Mutex<Vec<(String, Option<Fields>)>>,
+    spans: Mutex<HashMap<u64, SpanRecord>>,
+    events: Mutex<Vec<EventRecord>>,
 }
 
 thread_local! {
@@ -53,15 +75,19 @@ impl Subscriber for Recorder {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let mut fields = Collect::default();
         span.record(&mut fields);
-        self.spans.lock().unwrap().insert(id, (span.metadata().target(), fields.0));
+        let root = span.is_root() || (span.is_contextual() && STACK.with(|stack| stack.borrow().is_empty()));
+        let metadata = span.metadata();
+        let record =
+            SpanRecord { target: metadata.target(), name: metadata.name(), root, fields: fields.0, entered: 0 };
+        self.spans.lock().unwrap().insert(id, record);
         Id::from_u64(id)
     }
 
     fn record(&self, span: &Id, values: &Record<'_>) {
         let mut fields = Collect::default();
         values.record(&mut fields);
-        if let Some((_, known)) = self.spans.lock().unwrap().get_mut(&span.into_u64()) {
-            known.extend(fields.0);
+        if let Some(known) = self.spans.lock().unwrap().get_mut(&span.into_u64()) {
+            known.fields.extend(fields.0);
         }
     }
 
@@ -72,11 +98,15 @@ impl Subscriber for Recorder {
         event.record(&mut fields);
         let message = fields.0.remove("message").unwrap_or_default();
         let current = STACK.with(|stack| stack.borrow().last().copied());
-        let span = current.and_then(|id| self.spans.lock().unwrap().get(&id).map(|(_, fields)| fields.clone()));
-        self.events.lock().unwrap().push((message, span));
+        let span = current.and_then(|id| self.spans.lock().unwrap().get(&id).map(|span| span.fields.clone()));
+        let target = event.metadata().target();
+        self.events.lock().unwrap().push(EventRecord { target, message, fields: fields.0, span });
     }
 
     fn enter(&self, span: &Id) {
+        if let Some(known) = self.spans.lock().unwrap().get_mut(&span.into_u64()) {
+            known.entered += 1;
+        }
         STACK.with(|stack| stack.borrow_mut().push(span.into_u64()));
     }
 
@@ -125,7 +155,16 @@ impl Subscriber for Forward {
 /// The span fields of every event whose message is `message`.
 fn spans_of(message: &str) -> Vec<Option<Fields>> {
     let events = recorder().events.lock().unwrap();
-    events.iter().filter(|(m, _)| m == message).map(|(_, span)| span.clone()).collect()
+    events.iter().filter(|event| event.message == message).map(|event| event.span.clone()).collect()
+}
+
+/// The span whose `task.id` is `id`, and its recorder id.
+fn span_of_task(id: u64) -> (u64, SpanRecord) {
+    let spans = recorder().spans.lock().unwrap();
+    let mut found = spans.iter().filter(|(_, span)| span.fields.get("task.id") == Some(&id.to_string()));
+    let (key, span) = found.next().unwrap_or_else(|| panic!("no span has task.id {id}"));
+    assert!(found.next().is_none(), "two spans have task.id {id}");
+    (*key, span.clone())
 }
 
 #[test]
@@ -151,8 +190,10 @@ fn what_a_task_logs_carries_its_id_name_and_spawn_location_on_every_poll() {
             assert_eq!(span["loc.file"], file!(), "{message}");
             assert_eq!(span["loc.line"], line.to_string(), "{message}");
         }
-        let targets: Vec<&str> = recorder().spans.lock().unwrap().values().map(|(target, _)| *target).collect();
-        assert!(targets.contains(&"crew::task"), "{targets:?}");
+        let (_, span) = span_of_task(id.as_u64());
+        assert_eq!((span.target, span.name), ("crew::task", "runtime.spawn"), "the name tokio-console looks for");
+        assert_eq!(span.fields["kind"], "task");
+        assert_eq!(span.entered, 2, "one entry per poll, none for the finished task's drop");
     });
 }
 
@@ -174,4 +215,102 @@ fn unnamed_tasks_on_the_global_pool_and_blocking_jobs_have_spans_too() {
         let spans = spans_of("blocking job");
         assert_eq!(spans[0].as_ref().expect("logged inside the job's span")["task.id"], id.as_u64().to_string());
     });
+}
+
+#[test]
+fn a_task_spawned_inside_a_task_has_a_span_of_its_own_with_no_parent() {
+    recorder();
+    with_timeout(|| {
+        let pool = crew::Pool::builder().workers(2).build().unwrap();
+        let outer = pool.spawn(async { crew::spawn(async {}).id() });
+        let outer_id = outer.id();
+        let inner_id = crew::block_on(outer);
+        let (_, outer_span) = span_of_task(outer_id.as_u64());
+        let (_, inner_span) = span_of_task(inner_id.as_u64());
+        assert!(outer_span.root, "{outer_span:?}");
+        assert!(inner_span.root, "spawned inside the outer task's poll, yet made with no parent: {inner_span:?}");
+    });
+}
+
+#[test]
+fn block_on_polls_its_future_inside_a_block_on_span() {
+    recorder();
+    with_timeout(|| {
+        let line = line!() + 1;
+        crew::block_on(async { tracing::info!("inside block_on") });
+        let spans = spans_of("inside block_on");
+        let span = spans[0].as_ref().expect("logged inside block_on's span");
+        assert_eq!(span["kind"], "block_on");
+        assert_eq!(span["loc.file"], file!());
+        assert_eq!(span["loc.line"], line.to_string());
+    });
+}
+
+#[test]
+fn a_blocking_job_span_is_of_kind_blocking() {
+    recorder();
+    with_timeout(|| {
+        let job = crew::spawn_blocking(|| tracing::info!("kind of job"));
+        crew::block_on(job);
+        let spans = spans_of("kind of job");
+        assert_eq!(spans[0].as_ref().expect("logged inside the job's span")["kind"], "blocking");
+    });
+}
+
+/// The waker events (`op`) reported for the task span `span`, in order.
+#[cfg(feature = "console")]
+fn waker_ops(span: u64) -> Vec<String> {
+    let events = recorder().events.lock().unwrap();
+    events
+        .iter()
+        .filter(|event| event.target == "runtime::waker" && event.fields.get("task.id") == Some(&span.to_string()))
+        .map(|event| event.fields["op"].clone())
+        .collect()
+}
+
+#[test]
+#[cfg(feature = "console")]
+fn with_console_each_poll_reports_its_wakers_clones_wakes_and_drops() {
+    recorder();
+    with_timeout(|| {
+        let pool = crew::Pool::builder().workers(1).build().unwrap();
+        // Polled three times: it yields (a wake during the poll, its waker not kept), then waits
+        // on a channel (which keeps a clone of the waker until the send wakes it).
+        let (tx, rx) = async_channel::bounded::<()>(1);
+        let task = pool.spawn(async move {
+            crew::yield_now().await;
+            rx.recv().await.unwrap();
+        });
+        let id = task.id().as_u64();
+        // Wait until the task waits on the channel: its span was entered twice.
+        while span_of_task_opt(id).map_or(true, |(_, span)| span.entered < 2) {
+            std::thread::yield_now();
+        }
+        let (span, _) = span_of_task(id);
+        let live = |ops: &[String]| {
+            ops.iter().filter(|op| *op == "waker.clone").count() as i64
+                - ops.iter().filter(|op| *op == "waker.drop").count() as i64
+        };
+        // The poll's second half may still be running; wait until the waiter holds the only one.
+        while live(&waker_ops(span)) != 1 {
+            std::thread::yield_now();
+        }
+        tx.send_blocking(()).unwrap();
+        crew::block_on(task);
+        let ops = waker_ops(span);
+        let wakes = ops.iter().filter(|op| op.starts_with("waker.wake")).count();
+        assert_eq!(wakes, 2, "the yield's wake and the channel's: {ops:?}");
+        assert_eq!(live(&ops), 0, "every waker handed to the future is gone once it finished: {ops:?}");
+        assert_eq!(ops.iter().filter(|op| *op == "waker.clone").count(), 3, "one per poll: {ops:?}");
+    });
+}
+
+/// [`span_of_task`], or `None` while no span has that id.
+#[cfg(feature = "console")]
+fn span_of_task_opt(id: u64) -> Option<(u64, SpanRecord)> {
+    let spans = recorder().spans.lock().unwrap();
+    spans
+        .iter()
+        .find(|(_, span)| span.fields.get("task.id") == Some(&id.to_string()))
+        .map(|(key, span)| (*key, span.clone()))
 }

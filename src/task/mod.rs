@@ -17,6 +17,7 @@ mod trace;
 pub use builder::Builder;
 pub use info::{TaskId, TaskInfo};
 pub(crate) use record::Doing;
+pub(crate) use trace::{Kind, Trace};
 // `TaskFuture` is also the blocking pool's, which loom builds leave out.
 #[cfg(not(loom))]
 pub(crate) use spawn::TaskFuture;

@@ -34,7 +34,7 @@ use crate::policy::{drop_payload, Payload, Policy};
 use crate::scheduler::{Key, Registry, Shared};
 use crate::sync::Arc;
 
-use super::trace::Trace;
+use super::trace::{Kind, Trace};
 use super::{Runnable, TaskInfo};
 
 /// What a task's future resolves to inside async-task: the value, or the panic payload
@@ -69,6 +69,9 @@ impl<T> Drop for TaskOutput<T> {
 /// Where a task belongs, which must learn when it ends: its future is dropped, finished or not
 /// (async-task drops a finished task's future as soon as it returned).
 pub(crate) trait Home: Send + 'static {
+    /// What kind of work this home's tasks are, for their `tracing` span.
+    const KIND: Kind = Kind::Task;
+
     /// The task ended. Called once, from the task's `Drop`, on whatever thread drops it.
     fn task_ended(&mut self);
 }
@@ -99,7 +102,8 @@ pin_project! {
     impl<F, P, H: Home> PinnedDrop for TaskFuture<F, P, H> {
         fn drop(this: Pin<&mut Self>) {
             let mut this = this.project();
-            let _entered = this.trace.enter();
+            // A finished task's span is not entered again: each entry is one poll.
+            let _entered = this.future.is_some().then(|| this.trace.enter());
             // A future dropped unfinished (cancelled, or dropped by its pool) may panic in its
             // `Drop`; async-task aborts the process if that unwinds into it, so it stops here.
             // The panic hook has reported it; the payload is dropped.
@@ -114,7 +118,7 @@ pin_project! {
 impl<F, P, H: Home> TaskFuture<F, P, H> {
     /// Wraps `future` for the task `info`, which belongs to `home`.
     pub(crate) fn new(future: F, home: H, info: &TaskInfo) -> TaskFuture<F, P, H> {
-        TaskFuture { future: Some(future), home, trace: Trace::new(info), policy: PhantomData }
+        TaskFuture { future: Some(future), home, trace: Trace::new(info, H::KIND), policy: PhantomData }
     }
 }
 
@@ -124,10 +128,13 @@ impl<F: Future, P: Policy, H: Home> Future for TaskFuture<F, P, H> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let _entered = this.trace.enter();
-        let polled = panic::catch_unwind(AssertUnwindSafe(|| match this.future.as_mut().as_pin_mut() {
-            Some(future) => future.poll(cx),
-            None => panic!("crew: a finished task was polled again"),
-        }));
+        let future = this.future.as_mut();
+        let polled = this.trace.poll(cx, |cx| {
+            panic::catch_unwind(AssertUnwindSafe(|| match future.as_pin_mut() {
+                Some(future) => future.poll(cx),
+                None => panic!("crew: a finished task was polled again"),
+            }))
+        });
         let mut output = match polled {
             Ok(Poll::Pending) => return Poll::Pending,
             Ok(Poll::Ready(value)) => Ok(value),
