@@ -90,7 +90,8 @@
 //! steals, LIFO runs, parks and wakes, busy time and queue depths; for the pool, live tasks, the
 //! injector and the blocking pool. With [`Builder::task_dump`] on, [`dump`] and [`Pool::dump`]
 //! list every live task with what it is doing and for how long. With the `tracing` feature, each
-//! task's polls run inside a `tracing` span naming the task (id, name, spawn location).
+//! task's polls run inside a `tracing` span naming the task (id, name, spawn location); with the
+//! `console` feature, tokio-console shows crew's tasks live (README, "tokio-console").
 //!
 //! ```
 //! let pool = crew::Pool::builder().workers(2).build().unwrap();
