@@ -1,6 +1,8 @@
 //! The global pool behind [`spawn`] and [`spawn_with`].
 //!
 //! Invariants:
+//! - `spawn` targets the current private pool if the thread has one (its worker, or inside
+//!   `Pool::block_on`: `scheduler/context.rs`), else the global pool.
 //! - Started at most once per process, lazily by the first `spawn` (sized by `CREW_WORKERS`,
 //!   else `num_cpus::get()`), or explicitly by `Builder::build_global` before that.
 //! - Never dropped: its tasks hold no reference to it and it keeps no registry.
@@ -21,6 +23,7 @@ use crate::metrics::Metrics;
 use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;
 use crate::scheduler::{PoolKind, Shared};
+use crate::sync::Arc;
 use crate::task::{Home, Runnable, TaskInfo};
 
 static GLOBAL: OnceCell<Pool> = OnceCell::new();
@@ -53,10 +56,13 @@ pub(crate) fn init(builder: Builder) -> Result<(), BuildError> {
     }
 }
 
-/// Spawns `future` on the global pool with the default [`Propagate`] policy.
+/// Spawns `future` on the current pool with the default [`Propagate`] policy: the global pool,
+/// except on a private [`Pool`]'s threads (inside its tasks) and inside [`Pool::block_on`],
+/// where it spawns onto that pool, as `tokio::spawn` spawns onto the runtime it is called in.
 ///
 /// Callable from any thread — `main`, a crew worker, a foreign thread, a `Drop` impl — with no
-/// runtime context. The first call starts the global pool.
+/// runtime context. The first call that targets the global pool starts it. A `spawn_blocking`
+/// job runs on no pool's thread: it spawns onto the global pool.
 ///
 /// # Panics
 ///
@@ -70,6 +76,7 @@ pub(crate) fn init(builder: Builder) -> Result<(), BuildError> {
 /// assert_eq!(crew::block_on(handle), 4);
 /// ```
 #[track_caller]
+#[inline]
 pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
@@ -78,8 +85,8 @@ where
     spawn_with(Propagate, future)
 }
 
-/// Spawns `future` on the global pool with the panic policy `policy`: [`Propagate`],
-/// [`Catch`](crate::Catch) or [`Ignore`](crate::Ignore).
+/// Spawns `future` on the current pool (as [`spawn`] picks it) with the panic policy `policy`:
+/// [`Propagate`], [`Catch`](crate::Catch) or [`Ignore`](crate::Ignore).
 ///
 /// # Panics
 ///
@@ -94,6 +101,7 @@ where
 /// assert_eq!(err.panic_message(), Some("oops"));
 /// ```
 #[track_caller]
+#[inline]
 pub fn spawn_with<P, F>(policy: P, future: F) -> JoinHandle<F::Output, P>
 where
     P: Policy,
@@ -104,7 +112,7 @@ where
     spawn_with_info(TaskInfo::new(None, Location::caller()), future)
 }
 
-/// Spawns `future` as the task `info` on the global pool.
+/// Spawns `future` as the task `info` on the current pool (as [`spawn`] picks it).
 #[track_caller]
 #[inline]
 pub(crate) fn spawn_with_info<P, F>(info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
@@ -113,6 +121,10 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
+    // On a private pool's thread, or inside its `block_on`: that pool.
+    if let Some(private) = crate::scheduler::current_private_pool() {
+        return spawn_on_current_private(&private, info, future);
+    }
     // A zero-sized schedule function: async-task then needs no extra reference count bump per
     // schedule, and the task holds no reference to the (never dropped) global pool.
     let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
@@ -124,6 +136,18 @@ where
         return crate::task::spawn_registered(shared, crate::scheduler::spawn_hint(), info, future, schedule);
     }
     crate::task::spawn_unregistered(shared, info, Global, future, schedule)
+}
+
+/// [`spawn_on_private`](crate::pool::spawn_on_private), kept out of line so that the global
+/// pool's spawn path stays small enough to inline where it is called.
+#[inline(never)]
+fn spawn_on_current_private<P, F>(shared: &Arc<Shared>, info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
+where
+    P: Policy,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    crate::pool::spawn_on_private(shared, info, future)
 }
 
 /// A snapshot of the global pool's counters (starting the pool if it has not started): polls,

@@ -1,7 +1,8 @@
 //! crew: a global, work-stealing thread-pool executor for async Rust, built on
 //! [async-task](https://docs.rs/async-task).
 //!
-//! [`spawn`] hands a future to the global pool from any thread; [`block_on`] drives a future on
+//! [`spawn`] hands a future to the global pool from any thread (to a private [`Pool`] when
+//! called inside one: its tasks, or [`Pool::block_on`]); [`block_on`] drives a future on
 //! the calling thread; [`yield_now`] lets other tasks run. Each task is one async-task
 //! allocation whose [`JoinHandle`] is typed by a panic policy: [`Propagate`] (the default: the
 //! awaiter re-panics with the original payload), [`Catch`] (the awaiter gets

@@ -26,8 +26,10 @@ use crate::task::TaskInfo;
 /// Dropping a `Pool` stops its workers, drops every task still queued or waiting for a wake
 /// exactly once (their [`JoinHandle`]s then report the task as cancelled), and joins its threads.
 ///
-/// [`crew::spawn`](crate::spawn) always targets the global pool, also inside this pool's tasks;
-/// to spawn onto a private pool from its own tasks, share it (for example as an `Arc<Pool>`).
+/// [`crew::spawn`](crate::spawn) called on one of this pool's threads (inside its tasks) or
+/// inside [`Pool::block_on`] spawns onto this pool; elsewhere it spawns onto the global pool.
+/// A task spawned onto a pool that is shutting down (from a task's `Drop` during the pool's
+/// drop, say) is dropped at once, and its handle reports it cancelled, as tokio does.
 ///
 /// # Examples
 ///
@@ -118,8 +120,38 @@ impl Pool {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let schedule = crate::task::schedule_on(&self.shared);
-        crate::task::spawn_registered(&self.shared, scheduler::spawn_hint(), info, future, schedule)
+        spawn_on_private(&self.shared, info, future)
+    }
+
+    /// Runs `future` to completion on the current thread, as [`crew::block_on`](crate::block_on)
+    /// does, with this pool as the current pool: [`crew::spawn`](crate::spawn) inside `future`
+    /// (and on this thread until it returns) spawns onto this pool.
+    ///
+    /// This is how code that calls `crew::spawn`, a library's say, runs on a private pool from
+    /// a thread of your own (`#[crew::test]` runs each test this way).
+    ///
+    /// # Panics
+    ///
+    /// As [`crew::block_on`](crate::block_on); a panic of `future` passes through, and the
+    /// thread's previous current pool is put back all the same.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(2).build().unwrap();
+    /// let sum = pool.block_on(async {
+    ///     // Both land on `pool`, as their children do.
+    ///     let a = crew::spawn(async { crew::spawn(async { 1 }).await });
+    ///     let b = crew::spawn(async { 2 });
+    ///     a.await + b.await
+    /// });
+    /// assert_eq!(sum, 3);
+    /// assert_eq!(pool.metrics().spawned_outside + pool.metrics().total.spawned, 3);
+    /// ```
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        let _entered = scheduler::enter_pool(&self.shared);
+        crate::block_on(future)
     }
 
     /// A snapshot of this pool's counters: polls, spawns, steals, parks and queue depths per
@@ -217,6 +249,18 @@ impl Pool {
     pub(crate) fn shared_arc(&self) -> &Arc<Shared> {
         &self.shared
     }
+}
+
+/// Spawns `future` as the task `info` on the private pool `shared`.
+#[inline]
+pub(crate) fn spawn_on_private<P, F>(shared: &Arc<Shared>, info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
+where
+    P: Policy,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let schedule = crate::task::schedule_on(shared);
+    crate::task::spawn_registered(shared, scheduler::spawn_hint(), info, future, schedule)
 }
 
 impl Drop for Pool {

@@ -4,6 +4,11 @@
 //! - `CURRENT` is set by `run` when a worker thread starts and cleared before its core retires;
 //!   its core is `None` once handed to another thread (`hand_off_core`), after which this
 //!   thread runs no more worker loop.
+//! - `Pool::block_on` sets it, with no core, on the thread it blocks, for as long as it blocks
+//!   (first handing off the thread's core, if it had one), and puts back what was there before.
+//! - The pool in `CURRENT`, if private, is the one `crew::spawn` targets on this thread: a
+//!   worker of a private pool, a thread that worker's core was handed off from (blocked inside
+//!   one of the pool's tasks), or a thread inside `Pool::block_on`.
 //! - Every access but the set and the clear goes through [`with_current`], which never panics:
 //!   it answers `None` on a thread that runs no worker, while the thread-local is being
 //!   destroyed, and while the context is already borrowed (user code reached from inside one of
@@ -16,7 +21,7 @@ use std::hash::{BuildHasher, Hasher};
 
 use crate::task::Runnable;
 
-use super::shared::Shared;
+use super::shared::{PoolKind, Shared};
 use super::worker::{Core, Pushed};
 use crate::sync::{thread_local, Arc};
 
@@ -47,6 +52,58 @@ pub(super) fn leave() -> Option<Box<Core>> {
 #[inline]
 fn with_current<R>(f: impl FnOnce(&mut Current) -> Option<R>) -> Option<R> {
     CURRENT.try_with(|current| f(current.try_borrow_mut().ok()?.as_mut()?)).ok().flatten()
+}
+
+/// Whether a private pool was ever made in this process. Until then no thread can have one as
+/// its current pool, and `crew::spawn` skips the thread-local. A plain `std` atomic, also under
+/// loom: it only goes from false to true, before the first private pool's threads start.
+static PRIVATE_POOLS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Notes that a private pool exists, before its threads start (see [`current_private_pool`]).
+pub(super) fn note_private_pool() {
+    // Relaxed: every thread that can see the pool as current learned of the pool through the
+    // synchronisation that follows this store (its start, or the handing over of the `Pool`).
+    PRIVATE_POOLS.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The private pool this thread works for, or blocks in (see the module docs): where
+/// `crew::spawn` puts a task spawned on this thread. `None` elsewhere, and on the global pool's
+/// threads.
+#[inline(always)]
+pub(crate) fn current_private_pool() -> Option<Arc<Shared>> {
+    // Relaxed: see `note_private_pool`.
+    if !PRIVATE_POOLS.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    with_current(|current| (current.shared.kind == PoolKind::Private).then(|| current.shared.clone()))
+}
+
+/// Makes `shared`'s pool this thread's current pool (with no core) until the guard drops, which
+/// puts back what was there before. Hands off this thread's core first, if it runs one.
+///
+/// # Panics
+///
+/// As [`hand_off_core`].
+#[track_caller]
+pub(crate) fn enter_pool(shared: &Arc<Shared>) -> Entered {
+    hand_off_core();
+    let entered = Current { shared: shared.clone(), core: None };
+    let previous = CURRENT.try_with(|current| current.borrow_mut().replace(entered)).ok().flatten();
+    debug_assert!(previous.as_ref().map_or(true, |previous| previous.core.is_none()), "the core was handed off");
+    Entered { previous }
+}
+
+/// What [`enter_pool`] returns: puts back the thread's previous context when dropped.
+#[must_use]
+pub(crate) struct Entered {
+    previous: Option<Current>,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        let _ = CURRENT.try_with(|current| *current.borrow_mut() = previous);
+    }
 }
 
 /// Runs `f` on this thread's core and pool, if it still owns a core (see [`with_current`]).

@@ -79,6 +79,8 @@ mod sleep;
 mod watch;
 mod worker;
 
-pub(crate) use context::{count_task_end, hand_off_core, spawn_hint, try_hand_off_core};
+pub(crate) use context::{
+    count_task_end, current_private_pool, enter_pool, hand_off_core, spawn_hint, try_hand_off_core,
+};
 pub(crate) use registry::{Key, Registry};
 pub(crate) use shared::{PoolKind, Shared};

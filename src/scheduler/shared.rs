@@ -94,6 +94,8 @@ pub(crate) struct Shared {
     // Boxed: a core travels between threads as `Box<Core>` everywhere else (hand-off, start).
     #[allow(clippy::vec_box)]
     pub(super) spares: Mutex<Vec<Box<Core>>>,
+    /// Global or private: `crew::spawn` on this pool's threads targets it if private.
+    pub(super) kind: PoolKind,
     pub(super) config: Config,
 }
 
@@ -102,6 +104,9 @@ impl Shared {
     /// checked configuration.
     pub(crate) fn start(config: Config, kind: PoolKind) -> Result<Arc<Shared>, BuildError> {
         let workers = config.workers;
+        if kind == PoolKind::Private {
+            context::note_private_pool();
+        }
         let (shared, cores) = Shared::new(config, kind);
         for (index, core) in cores.into_iter().enumerate() {
             if let Err((_, err)) = Shared::start_worker(&shared, Box::new(core)) {
@@ -147,6 +152,7 @@ impl Shared {
             cores_exited: Event::new(),
             threads: Mutex::new(Vec::with_capacity(workers)),
             spares: Mutex::new(Vec::with_capacity(slots - workers)),
+            kind,
             config,
         });
         shared.slots_used.set(workers as u64);

@@ -80,7 +80,8 @@ impl<P: Policy> Builder<P> {
         Builder { name: self.name, policy: PhantomData }
     }
 
-    /// Spawns `future` on the global pool, as [`crew::spawn`](crate::spawn) does.
+    /// Spawns `future` on the current pool, as [`crew::spawn`](crate::spawn) does (the global
+    /// pool, except on a private pool's threads and inside [`Pool::block_on`](crate::Pool::block_on)).
     ///
     /// # Panics
     ///
