@@ -27,7 +27,8 @@
 //!   `futures::executor::block_on`.
 //!
 //! Tasks that spawn more tasks do so through a clone of their executor's handle (an `Arc` for
-//! all three), since `crew::spawn` inside a private pool's task targets the global pool.
+//! all three), so that the three executors do the same work (async-executor has no "current
+//! executor" to spawn onto).
 //!
 //! Run: `cargo bench --bench spawn` (optionally `CREW_BENCH_WORKERS=4 cargo bench --bench spawn`).
 
