@@ -125,6 +125,18 @@ where
     if let Some(private) = crate::scheduler::current_private_pool() {
         return spawn_on_current_private(&private, info, future);
     }
+    spawn_on_global(info, future)
+}
+
+/// Spawns `future` as the task `info` on the global pool, from any thread.
+#[track_caller]
+#[inline]
+pub(crate) fn spawn_on_global<P, F>(info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
+where
+    P: Policy,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     // A zero-sized schedule function: async-task then needs no extra reference count bump per
     // schedule, and the task holds no reference to the (never dropped) global pool.
     let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {

@@ -119,6 +119,7 @@ mod blocking;
 mod config;
 mod dump;
 mod global;
+mod interop;
 mod join;
 mod metrics;
 #[cfg(not(loom))]
@@ -127,6 +128,7 @@ mod policy;
 mod pool;
 mod report;
 mod scheduler;
+mod spawner;
 mod sync;
 pub mod task;
 #[cfg(not(loom))]
@@ -154,6 +156,7 @@ pub use metrics::{BlockingMetrics, Metrics, WorkerMetrics};
 pub use policy::{Catch, Ignore, JoinError, Policy, Propagate, CANCELLED_MESSAGE};
 pub use pool::Pool;
 pub use report::{SlowPoll, SlowPollKind};
+pub use spawner::Spawner;
 pub use yield_now::{yield_now, YieldNow};
 
 /// Async I/O traits and helpers for [`net`]'s sockets: futures-lite's `io` module

@@ -244,8 +244,7 @@ impl Pool {
         &self.shared
     }
 
-    /// The shared state's `Arc`, for loom's takeover hook.
-    #[cfg(loom)]
+    /// The shared state's `Arc`, for [`Pool::spawner`] and loom's takeover hook.
     pub(crate) fn shared_arc(&self) -> &Arc<Shared> {
         &self.shared
     }

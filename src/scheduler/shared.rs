@@ -224,7 +224,7 @@ impl Shared {
 
     /// True once shutdown has begun.
     #[inline]
-    pub(super) fn is_shutdown(&self) -> bool {
+    pub(crate) fn is_shutdown(&self) -> bool {
         // Acquire pairs with the SeqCst swap in `shutdown`; a late `false` only delays a
         // worker's exit until `notify_all` wakes it, and pushes re-check after a fence.
         self.shutdown.load(Ordering::Acquire)
