@@ -62,8 +62,8 @@ fn the_global_spawner_runs_on_the_global_pool_even_from_a_private_pool() {
 fn spawn_with_handle_carries_the_output_and_the_panic_back() {
     with_timeout(|| {
         let pool = crew::Pool::builder().workers(1).build().unwrap();
-        assert_eq!(crew::block_on((&pool).spawn_with_handle(async { 5 }).unwrap()), 5);
-        let handle = (&pool).spawn_with_handle(async { panic!("library task failed") }).unwrap();
+        assert_eq!(crew::block_on(pool.spawn_with_handle(async { 5 }).unwrap()), 5);
+        let handle = pool.spawn_with_handle(async { panic!("library task failed") }).unwrap();
         let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crew::block_on(handle))).unwrap_err();
         assert_eq!(payload.downcast_ref::<&str>(), Some(&"library task failed"));
         // The worker survived: the pool still runs tasks.

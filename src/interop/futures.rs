@@ -72,7 +72,7 @@ impl Spawn for Pool {
     /// use futures::task::SpawnExt;
     ///
     /// let pool = crew::Pool::builder().workers(2).build().unwrap();
-    /// let handle = (&pool).spawn_with_handle(async { "on the pool" }).unwrap();
+    /// let handle = pool.spawn_with_handle(async { "on the pool" }).unwrap();
     /// assert_eq!(crew::block_on(handle), "on the pool");
     /// ```
     #[track_caller]
