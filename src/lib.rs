@@ -112,6 +112,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub, rust_2018_idioms)]
 
+/// What the expansions of `#[crew::main]` and `#[crew::test]` call: not a public interface.
+#[doc(hidden)]
+#[path = "macro_support.rs"]
+pub mod __private;
 mod block_in_place;
 mod block_on;
 #[cfg(not(loom))]
@@ -157,6 +161,9 @@ pub use policy::{Catch, Ignore, JoinError, Policy, Propagate, CANCELLED_MESSAGE}
 pub use pool::Pool;
 pub use report::{SlowPoll, SlowPollKind};
 pub use spawner::Spawner;
+
+#[cfg(feature = "macros")]
+pub use crew_macros::{main, test};
 pub use yield_now::{yield_now, YieldNow};
 
 /// Async I/O traits and helpers for [`net`]'s sockets: futures-lite's `io` module

@@ -1,0 +1,4 @@
+#[crew::test]
+async fn generic<T>() {}
+
+fn main() {}

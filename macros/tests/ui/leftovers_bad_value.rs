@@ -1,0 +1,4 @@
+#[crew::test(leftovers = "ignore")]
+async fn lenient() {}
+
+fn main() {}

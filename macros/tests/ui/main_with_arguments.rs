@@ -1,0 +1,2 @@
+#[crew::main]
+async fn main(_workers: usize) {}

@@ -1,0 +1,2 @@
+#[crew::main(leftovers = "drop")]
+async fn main() {}

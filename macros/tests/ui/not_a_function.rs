@@ -1,0 +1,4 @@
+#[crew::test]
+struct NotATest;
+
+fn main() {}

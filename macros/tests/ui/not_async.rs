@@ -1,0 +1,2 @@
+#[crew::main]
+fn main() {}

@@ -1,0 +1,2 @@
+#[crew::main(workers)]
+async fn main() {}

@@ -1,0 +1,2 @@
+#[crew::main(workers = 2, workers = 4)]
+async fn main() {}

@@ -1,0 +1,5 @@
+#[crew::test]
+#[test]
+async fn twice() {}
+
+fn main() {}

@@ -1,0 +1,2 @@
+#[crew::main(worker = 4)]
+async fn main() {}

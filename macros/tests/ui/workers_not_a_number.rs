@@ -1,0 +1,2 @@
+#[crew::main(workers = "four")]
+async fn main() {}

@@ -1,0 +1,2 @@
+#[crew::main(workers = 0)]
+async fn main() {}
