@@ -162,6 +162,10 @@ pub use pool::Pool;
 pub use report::{SlowPoll, SlowPollKind};
 pub use spawner::Spawner;
 
+/// hyper 1.x on crew (the `hyper` feature): its executor, timer and I/O traits.
+#[cfg(all(feature = "hyper", not(loom)))]
+pub use interop::hyper;
+
 #[cfg(feature = "macros")]
 pub use crew_macros::{main, test};
 pub use yield_now::{yield_now, YieldNow};

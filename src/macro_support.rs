@@ -5,7 +5,7 @@
 //! - `finish_test` reports as leftovers the tasks still alive once the pool has settled: every
 //!   live task waiting for a wake. A task still running or queued when the body returns (one
 //!   that sent the body its last message and is about to end, say) is given time to end or to
-//!   wait first; only a task that neither ends nor waits for [`SETTLE_LIMIT`] (a loop that
+//!   wait first; only a task that neither ends nor waits for `SETTLE_LIMIT` (a loop that
 //!   never yields) is reported while running.
 //! - The test's pool is dropped before `finish_test` panics, so the leftovers' destructors
 //!   have run when the test fails, and nothing of the test outlives it.

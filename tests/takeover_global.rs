@@ -5,6 +5,10 @@
 mod common;
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "the takeover protocol is loom's (loom-tests/tests/takeover.rs); under miri the monitor's emulated waits cost 48 s of CI, and tests/takeover.rs runs the private-pool cases"
+)]
 fn every_global_worker_blocked_until_the_queue_drains_still_completes() {
     common::with_timeout(|| {
         const WORKERS: usize = 2;

@@ -4,6 +4,8 @@
 //! - `futures`: `futures::task::Spawn` for [`Pool`](crate::Pool) and
 //!   [`Spawner`](crate::Spawner) (`futures.rs`), so that `SpawnExt::spawn` and
 //!   `spawn_with_handle` work on crew.
+//! - `hyper`: hyper 1.x's `rt::Executor`, `rt::Timer`, `rt::Read` and `rt::Write`
+//!   (`hyper.rs`, public as `crew::hyper`).
 //!
 //! Invariants:
 //! - An implementation spawns through crew's own spawn paths only: the task gets an id, a
@@ -12,3 +14,5 @@
 
 #[cfg(feature = "futures")]
 mod futures;
+#[cfg(all(feature = "hyper", not(loom)))]
+pub mod hyper;

@@ -1,0 +1,183 @@
+//! The `hyper` feature: hyper's own client against hyper's own server, both on crew (crew's
+//! executor, timer and sockets) over loopback: HTTP/1 keep-alive, HTTP/2 with many concurrent
+//! streams, a client that disconnects mid-body, and a server timeout
+//! that only crew's timer can fire. Run with `cargo test --features hyper`.
+#![cfg(all(feature = "hyper", feature = "macros"))]
+
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+
+use crew::hyper::{Executor, Io, Timer};
+use crew::net::{TcpListener, TcpStream};
+
+fn thread_name() -> String {
+    std::thread::current().name().unwrap_or("<unnamed>").to_owned()
+}
+
+/// A loopback listener on a free port.
+fn listener() -> (TcpListener, std::net::SocketAddr) {
+    let listener = TcpListener::bind(([127, 0, 0, 1], 0)).unwrap();
+    let addr = listener.get_ref().local_addr().unwrap();
+    (listener, addr)
+}
+
+/// Answers "hello from <thread> #<n>", counting requests.
+async fn hello(request: Request<Incoming>, served: Arc<AtomicUsize>) -> Result<Response<Full<Bytes>>, Infallible> {
+    let n = served.fetch_add(1, Ordering::SeqCst);
+    let path = request.uri().path().to_owned();
+    Ok(Response::new(Full::new(Bytes::from(format!("{path} from {} #{n}", thread_name())))))
+}
+
+#[crew::test(workers = 2, thread_name = "h1")]
+async fn http1_keep_alive_serves_many_requests_on_one_connection() {
+    let (listener, addr) = listener();
+    let served = Arc::new(AtomicUsize::new(0));
+    let for_server = served.clone();
+    let server = crew::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let service = service_fn(move |request| hello(request, for_server.clone()));
+        hyper::server::conn::http1::Builder::new().serve_connection(Io::vectored(stream), service).await
+    });
+
+    let stream = TcpStream::connect(addr).await.unwrap();
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(Io::vectored(stream)).await.unwrap();
+    let connection = crew::spawn(connection);
+    for i in 0..20 {
+        let request = Request::get(format!("/r{i}")).body(Full::new(Bytes::new())).unwrap();
+        sender.ready().await.unwrap(); // the previous response is read: the connection is free
+        let response = sender.send_request(request).await.unwrap();
+        assert!(response.status().is_success());
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let body = std::str::from_utf8(&body).unwrap();
+        assert!(body.starts_with(&format!("/r{i} from h1-")), "{body}");
+        assert!(body.ends_with(&format!("#{i}")), "one connection, in order: {body}");
+    }
+    drop(sender);
+    connection.await.unwrap();
+    server.await.unwrap();
+    assert_eq!(served.load(Ordering::SeqCst), 20);
+}
+
+#[crew::test(workers = 2, thread_name = "h2")]
+async fn http2_runs_many_concurrent_streams_on_crews_executor() {
+    const STREAMS: usize = 200;
+    let (listener, addr) = listener();
+    let served = Arc::new(AtomicUsize::new(0));
+    let for_server = served.clone();
+    let server = crew::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let service = service_fn(move |request| hello(request, for_server.clone()));
+        hyper::server::conn::http2::Builder::new(Executor)
+            .timer(Timer)
+            .serve_connection(Io::vectored(stream), service)
+            .await
+    });
+
+    let stream = TcpStream::connect(addr).await.unwrap();
+    let (sender, connection) =
+        hyper::client::conn::http2::Builder::new(Executor).timer(Timer).handshake(Io::vectored(stream)).await.unwrap();
+    let connection = crew::spawn(connection);
+    let requests: Vec<_> = (0..STREAMS)
+        .map(|i| {
+            let mut sender = sender.clone();
+            crew::spawn(async move {
+                let request = Request::get(format!("/s{i}")).body(Full::new(Bytes::new())).unwrap();
+                let response = sender.send_request(request).await.unwrap();
+                let body = response.into_body().collect().await.unwrap().to_bytes();
+                String::from_utf8(body.to_vec()).unwrap()
+            })
+        })
+        .collect();
+    for (i, request) in requests.into_iter().enumerate() {
+        let body = request.await;
+        assert!(body.starts_with(&format!("/s{i} from h2-")), "served on the test's pool: {body}");
+    }
+    drop(sender);
+    connection.await.unwrap();
+    server.await.unwrap();
+    assert_eq!(served.load(Ordering::SeqCst), STREAMS);
+}
+
+#[crew::test(workers = 2)]
+async fn a_client_that_disconnects_mid_body_ends_the_servers_connection_with_an_error() {
+    let (listener, addr) = listener();
+    let (saw, seen) = async_channel::bounded::<Result<usize, String>>(1);
+    let server = crew::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let service = service_fn(move |request: Request<Incoming>| {
+            let saw = saw.clone();
+            async move {
+                let mut body = request.into_body();
+                let mut bytes = 0;
+                let outcome = loop {
+                    match body.frame().await {
+                        Some(Ok(frame)) => bytes += frame.data_ref().map_or(0, Bytes::len),
+                        Some(Err(error)) => break Err(format!("after {bytes} bytes: {error}")),
+                        None => break Ok(bytes),
+                    }
+                };
+                saw.send(outcome).await.unwrap();
+                Ok::<_, Infallible>(Response::new(Full::new(Bytes::new())))
+            }
+        });
+        hyper::server::conn::http1::Builder::new().serve_connection(Io::vectored(stream), service).await
+    });
+
+    // Announces 1 MiB, sends 1 KiB of it, and goes.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = "POST /upload HTTP/1.1\r\nhost: localhost\r\ncontent-length: 1048576\r\n\r\n";
+    crew::io::AsyncWriteExt::write_all(&mut stream, head.as_bytes()).await.unwrap();
+    crew::io::AsyncWriteExt::write_all(&mut stream, &[7u8; 1024]).await.unwrap();
+    drop(stream);
+
+    let outcome = seen.recv().await.unwrap();
+    let error = outcome.expect_err("the body ended early: an error, not a short body");
+    assert!(error.starts_with("after 1024 bytes"), "{error}");
+    // The connection ends too (hyper reports the lost body to the handler, not always to the
+    // connection's future): no hang.
+    let _ = server.await;
+}
+
+#[crew::test(workers = 2)]
+async fn a_server_header_timeout_fires_on_crews_timer() {
+    let (listener, addr) = listener();
+    let server = crew::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let service =
+            service_fn(|_: Request<Incoming>| async { Ok::<_, Infallible>(Response::new(Full::new(Bytes::new()))) });
+        hyper::server::conn::http1::Builder::new()
+            .timer(Timer)
+            .header_read_timeout(Duration::from_millis(50))
+            .serve_connection(Io::vectored(stream), service)
+            .await
+    });
+
+    // Half a request line, then silence: only the timer ends this connection.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    crew::io::AsyncWriteExt::write_all(&mut stream, b"GET / HT").await.unwrap();
+    let error = server.await.expect_err("the header read timed out");
+    assert!(error.is_timeout(), "{error}");
+    let mut rest = Vec::new();
+    crew::io::AsyncReadExt::read_to_end(&mut stream, &mut rest).await.unwrap();
+    // hyper answers a header timeout with nothing but a closed connection (or a 408).
+    assert!(rest.is_empty() || rest.starts_with(b"HTTP/1.1 408"), "{}", String::from_utf8_lossy(&rest));
+}
+
+#[crew::test(workers = 1)]
+async fn a_reset_sleep_moves_the_same_timer() {
+    use hyper::rt::Timer as _;
+    let start = std::time::Instant::now();
+    let mut sleep = Timer.sleep(Duration::from_secs(3600));
+    Timer.reset(&mut sleep, start + Duration::from_millis(5));
+    sleep.await;
+    let waited = start.elapsed();
+    assert!(waited >= Duration::from_millis(5) && waited < Duration::from_secs(3600), "{waited:?}");
+}
