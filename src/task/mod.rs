@@ -17,7 +17,10 @@ mod trace;
 pub use builder::Builder;
 pub use info::{TaskId, TaskInfo};
 pub(crate) use record::Doing;
-pub(crate) use trace::{Kind, Trace};
+// `Kind` is the blocking pool's too, which loom builds leave out.
+#[cfg(not(loom))]
+pub(crate) use trace::Kind;
+pub(crate) use trace::Trace;
 // `TaskFuture` is also the blocking pool's, which loom builds leave out.
 #[cfg(not(loom))]
 pub(crate) use spawn::TaskFuture;

@@ -32,6 +32,7 @@ pub(crate) enum Kind {
     /// A task on a pool.
     Task,
     /// A `spawn_blocking` job.
+    #[cfg_attr(loom, allow(dead_code))] // the blocking pool is left out of loom builds
     Blocking,
     /// The future of a `block_on` call.
     #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
