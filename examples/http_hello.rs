@@ -23,11 +23,13 @@ use std::time::Duration;
 use crew::io::{AsyncReadExt, AsyncWriteExt};
 use crew::net::{TcpListener, TcpStream};
 
+#[path = "http/cli.rs"]
+mod cli;
 #[path = "http/proto.rs"]
 mod proto;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = proto::Args::parse()?;
+    let args = cli::Args::parse()?;
     let mut builder = crew::Builder::new().drive_reactor(args.drive_reactor);
     if let Some(workers) = args.workers {
         builder = builder.workers(workers);
@@ -58,7 +60,7 @@ async fn accept(listener: TcpListener) -> io::Result<()> {
         };
         crew::spawn(async move {
             if let Err(e) = serve(stream).await {
-                if !proto::is_hangup(&e) {
+                if !cli::is_hangup(&e) {
                     eprintln!("connection: {e}");
                 }
             }

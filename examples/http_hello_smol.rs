@@ -16,13 +16,15 @@ use async_executor::Executor;
 use async_io::{Async, Timer};
 use futures_lite::io::{AsyncReadExt, AsyncWriteExt};
 
+#[path = "http/cli.rs"]
+mod cli;
 #[path = "http/proto.rs"]
 mod proto;
 
 static EXECUTOR: Executor<'static> = Executor::new();
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = proto::Args::parse()?;
+    let args = cli::Args::parse()?;
     if !args.drive_reactor {
         return Err("--no-drive-reactor is crew's; smol-style threads always drive async-io's reactor".into());
     }
@@ -55,7 +57,7 @@ async fn accept(listener: Async<TcpListener>) -> io::Result<()> {
         EXECUTOR
             .spawn(async move {
                 if let Err(e) = serve(stream).await {
-                    if !proto::is_hangup(&e) {
+                    if !cli::is_hangup(&e) {
                         eprintln!("connection: {e}");
                     }
                 }

@@ -11,11 +11,13 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+#[path = "http/cli.rs"]
+mod cli;
 #[path = "http/proto.rs"]
 mod proto;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = proto::Args::parse()?;
+    let args = cli::Args::parse()?;
     if !args.drive_reactor {
         return Err("--no-drive-reactor is crew's; tokio's workers always drive its reactor".into());
     }
@@ -48,7 +50,7 @@ async fn accept(listener: TcpListener) -> io::Result<()> {
         };
         tokio::spawn(async move {
             if let Err(e) = serve(stream).await {
-                if !proto::is_hangup(&e) {
+                if !cli::is_hangup(&e) {
                     eprintln!("connection: {e}");
                 }
             }

@@ -1,13 +1,11 @@
-//! The HTTP/1.1 side shared by `http_hello` (crew) and `http_hello_tokio`: a minimal request
-//! parser and the command line. Only the socket loop differs between the two servers.
+//! The HTTP/1.1 side shared by `http_hello` (crew), `http_hello_tokio` and `http_hello_smol`: a
+//! minimal request parser. Only the socket loop differs between the servers (the command line
+//! is `cli.rs`).
 //!
 //! What it speaks: requests without a body (`Content-Length: 0` or none); keep-alive (the
 //! HTTP/1.1 default) and pipelining (every complete request in a read is answered, the answers
 //! sent in one write); `Connection: close` (answered, then the connection is closed). A request
 //! with a body, or a head over 8 KiB, gets `400 Bad Request` and the connection is closed.
-
-use std::io;
-use std::net::SocketAddr;
 
 /// The answer to every request, as the benchmark brief fixes it.
 const HELLO: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello, world!";
@@ -116,36 +114,4 @@ fn trim(mut s: &[u8]) -> &[u8] {
         s = rest;
     }
     s
-}
-
-/// The command line: `[ADDR] [--workers N] [--no-drive-reactor]`.
-pub struct Args {
-    pub addr: SocketAddr,
-    pub workers: Option<usize>,
-    pub drive_reactor: bool,
-}
-
-impl Args {
-    pub fn parse() -> io::Result<Args> {
-        let bad = |what: String| io::Error::new(io::ErrorKind::InvalidInput, what);
-        let mut args = Args { addr: ([127, 0, 0, 1], 8080).into(), workers: None, drive_reactor: true };
-        let mut argv = std::env::args().skip(1);
-        while let Some(arg) = argv.next() {
-            match arg.as_str() {
-                "--workers" => {
-                    let n = argv.next().unwrap_or_default();
-                    args.workers = Some(n.parse().map_err(|_| bad(format!("--workers {n:?}: not a number")))?);
-                }
-                "--no-drive-reactor" => args.drive_reactor = false,
-                addr => args.addr = addr.parse().map_err(|e| bad(format!("bad address {addr:?}: {e}")))?,
-            }
-        }
-        Ok(args)
-    }
-}
-
-/// Whether a connection's error is just the client going away (wrk resets its connections when
-/// it stops), which the servers do not report.
-pub fn is_hangup(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe)
 }
