@@ -1,17 +1,20 @@
 //! The `hyper` feature: hyper's own client against hyper's own server, both on crew (crew's
 //! executor, timer and sockets) over loopback: HTTP/1 keep-alive, HTTP/2 with many concurrent
-//! streams, a client that disconnects mid-body, and a server timeout
-//! that only crew's timer can fire. Run with `cargo test --features hyper`.
+//! streams, bodies streamed both ways at once, a client that disconnects mid-body, and a server
+//! timeout that only crew's timer can fire. Run with `cargo test --features hyper`.
 #![cfg(all(feature = "hyper", feature = "macros"))]
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
+use futures::channel::mpsc;
+use futures::SinkExt;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 
@@ -104,6 +107,85 @@ async fn http2_runs_many_concurrent_streams_on_crews_executor() {
     connection.await.unwrap();
     server.await.unwrap();
     assert_eq!(served.load(Ordering::SeqCst), STREAMS);
+}
+
+/// A request body fed chunk by chunk from a channel.
+type ChunkBody = StreamBody<mpsc::Receiver<Result<Frame<Bytes>, Infallible>>>;
+
+/// Serves one connection whose every request has its body echoed back as the response's body,
+/// frame by frame, as it arrives.
+fn serve_echo(listener: TcpListener, http2: bool) -> crew::JoinHandle<hyper::Result<()>> {
+    crew::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let echo =
+            service_fn(|request: Request<Incoming>| async { Ok::<_, Infallible>(Response::new(request.into_body())) });
+        if http2 {
+            hyper::server::conn::http2::Builder::new(Executor).serve_connection(Io::vectored(stream), echo).await
+        } else {
+            hyper::server::conn::http1::Builder::new().serve_connection(Io::vectored(stream), echo).await
+        }
+    })
+}
+
+/// Sends `CHUNKS` chunks of 16 KiB through `send`'s echo, reading each one's echo back before
+/// sending the next: only bodies that stream in both directions at once get through. Bounded
+/// by a timeout, so a body that is buffered whole fails the test instead of hanging it.
+async fn echo_chunk_by_chunk<F, R>(send: F)
+where
+    F: FnOnce(Request<ChunkBody>) -> R,
+    R: Future<Output = hyper::Result<Response<Incoming>>>,
+{
+    const CHUNKS: u8 = 40;
+    const CHUNK: usize = 16 * 1024;
+    let exchange = async {
+        let (mut chunks, body) = mpsc::channel(1);
+        let response = send(Request::post("/echo").body(StreamBody::new(body)).unwrap()).await.unwrap();
+        let mut echoed = response.into_body();
+        for i in 0..CHUNKS {
+            chunks.send(Ok(Frame::data(Bytes::from(vec![i; CHUNK])))).await.unwrap();
+            // The echo may come back in other frame sizes than it went: read up to one chunk.
+            let mut back = Vec::new();
+            while back.len() < CHUNK {
+                let frame = echoed.frame().await.expect("the echo ended early").unwrap();
+                back.extend_from_slice(&frame.into_data().expect("only data frames"));
+            }
+            assert!(back.len() == CHUNK && back.iter().all(|&b| b == i), "chunk {i} came back whole and alone");
+        }
+        drop(chunks); // ends the request's body, so the echo ends too
+                      // HTTP/2 may close the stream with an empty frame: no data may follow the last chunk.
+        while let Some(frame) = echoed.frame().await {
+            let frame = frame.unwrap();
+            assert!(frame.data_ref().map_or(true, Bytes::is_empty), "nothing after the last chunk");
+        }
+    };
+    crew::time::timeout(Duration::from_secs(120), exchange).await.expect("a body was held back instead of streamed");
+}
+
+#[crew::test(workers = 2)]
+async fn http1_bodies_stream_both_ways_at_once() {
+    let (listener, addr) = listener();
+    let server = serve_echo(listener, false);
+    let stream = TcpStream::connect(addr).await.unwrap();
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(Io::vectored(stream)).await.unwrap();
+    let connection = crew::spawn(connection);
+    echo_chunk_by_chunk(|request| sender.send_request(request)).await;
+    drop(sender);
+    connection.await.unwrap();
+    server.await.unwrap();
+}
+
+#[crew::test(workers = 2)]
+async fn http2_bodies_stream_both_ways_at_once() {
+    let (listener, addr) = listener();
+    let server = serve_echo(listener, true);
+    let stream = TcpStream::connect(addr).await.unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http2::Builder::new(Executor).handshake(Io::vectored(stream)).await.unwrap();
+    let connection = crew::spawn(connection);
+    echo_chunk_by_chunk(|request| sender.send_request(request)).await;
+    drop(sender);
+    connection.await.unwrap();
+    server.await.unwrap();
 }
 
 #[crew::test(workers = 2)]
