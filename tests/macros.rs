@@ -3,7 +3,7 @@
 #![cfg(feature = "macros")]
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 
 use futures::channel::oneshot;
 
@@ -19,28 +19,22 @@ async fn spawns_land_on_the_tests_own_pool_named_after_the_test() {
     }
 }
 
+/// The threads of this process whose name starts with `prefix` (Linux's `/proc/self/task`).
+fn threads_named(prefix: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .filter(|task| std::fs::read_to_string(task.path().join("comm")).is_ok_and(|name| name.starts_with(prefix)))
+        .count()
+}
+
 #[crew::test(workers = 3, thread_name = "three", takeover = false)]
+#[cfg_attr(miri, ignore = "reads /proc/self/task: miri isolates it, and its threads are not the kernel's")]
 async fn options_configure_the_tests_pool() {
-    // Three tasks that each block their thread until all three run: only three workers (and no
-    // takeover threads) make it through.
-    let barrier = Arc::new(Barrier::new(3));
-    let tasks: Vec<_> = (0..3)
-        .map(|_| {
-            let barrier = barrier.clone();
-            crew::spawn(async move {
-                barrier.wait();
-                thread_name()
-            })
-        })
-        .collect();
-    let mut names = Vec::new();
-    for task in tasks {
-        names.push(task.await);
-    }
-    names.sort();
-    names.dedup();
-    assert_eq!(names.len(), 3, "three distinct workers: {names:?}");
-    assert!(names.iter().all(|name| name.starts_with("three-")), "{names:?}");
+    let ran_on = crew::spawn(async { thread_name() }).await;
+    assert!(ran_on.starts_with("three-"), "ran on {ran_on}");
+    // Exactly the three workers; with takeover off no monitor or spare thread starts either.
+    assert_eq!(threads_named("three"), 3);
 }
 
 #[crew::test]
@@ -109,8 +103,65 @@ fn the_leftover_check_drops_the_pool_and_the_leftovers_before_it_reports() {
         })
         .detach();
         let checked =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crew::__private::finish_test(pool, fail)));
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crew::__private::finish_test(pool, fail, &())));
         assert_eq!(checked.is_err(), fail, "fails only with `fail`");
         assert!(dropped.load(Ordering::SeqCst), "the leftover was dropped with the pool");
     }
+}
+
+#[test]
+fn a_task_stuck_forever_in_a_poll_is_reported_not_waited_for() {
+    let pool = crew::__private::test_pool(crew::Builder::new().workers(1).takeover(false));
+    let (release, stuck) = std::sync::mpsc::channel::<()>();
+    let (started, running) = std::sync::mpsc::channel::<()>();
+    pool.spawn(async move {
+        started.send(()).unwrap();
+        // Blocks its worker inside this poll until the check has reported.
+        let _ = stuck.recv();
+    })
+    .detach();
+    running.recv().unwrap();
+    let limit = std::time::Duration::from_millis(100);
+    let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crew::__private::finish_test_within(pool, true, &(), limit);
+    }));
+    release.send(()).unwrap();
+    let report = checked.expect_err("the stuck task is a leftover");
+    let report = report.downcast_ref::<String>().expect("a formatted report");
+    assert!(report.contains("1 task was still alive"), "{report}");
+    assert!(report.contains("one still stuck in a poll"), "{report}");
+    assert!(report.contains("running on worker 0"), "{report}");
+}
+
+#[test]
+fn a_test_that_returned_an_error_fails_as_itself_not_with_a_leftover_report() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let pool = crew::__private::test_pool(crew::Builder::new().workers(1));
+    let guard = SetOnDrop(dropped.clone());
+    pool.spawn(async move {
+        let _guard = guard;
+        std::future::pending::<()>().await;
+    })
+    .detach();
+    let output: Result<(), String> = Err("the body's own error".to_owned());
+    crew::__private::finish_test(pool, true, &output);
+    assert!(dropped.load(Ordering::SeqCst), "the leftover was dropped with the pool all the same");
+}
+
+#[crew::test]
+async fn tasks_waiting_on_each_other_until_the_body_returns_are_not_leftovers() {
+    // A chain of tasks, each waiting for the one before it; the body releases the first and
+    // returns at once: the chain ends after the body returned, one wake at a time.
+    let (first, mut previous) = oneshot::channel::<()>();
+    for _ in 0..20 {
+        let (next, waits) = oneshot::channel::<()>();
+        let wait_for = std::mem::replace(&mut previous, waits);
+        crew::spawn(async move {
+            wait_for.await.unwrap();
+            let _ = next.send(()); // the last one's receiver is gone
+        })
+        .detach();
+    }
+    first.send(()).unwrap();
+    drop(previous);
 }

@@ -15,6 +15,8 @@
 //!   body's `crew::spawn` calls land on that pool; the pool is checked for leftover tasks and
 //!   dropped when the body returns (see crew's docs of the attribute).
 
+#![forbid(unsafe_code)]
+
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::{quote, quote_spanned, ToTokens};
@@ -62,8 +64,9 @@ use syn::{Expr, ExprLit, ItemFn, Lit, MetaNameValue, Token};
 /// | `crate` | a path, as a string | where crew is, if re-exported under another name |
 ///
 /// It goes on an `async fn` with no arguments and no generics, and may return anything `main`
-/// may (a `Result`, say). Any function may carry it, not only `main`: it then runs its body to
-/// completion each time it is called.
+/// may (a `Result`, say). Any function may carry it, not only `main`: without options it then
+/// runs its body to completion each time it is called; with options, a second call panics, as
+/// the global pool is configured once per process.
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
     expand_or_report(Kind::Main, args.into(), item.into()).into()
@@ -87,13 +90,18 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 ///   share workers, and a test's panic report names its threads.
 /// - **Checked for leftovers.** When the body returns, the pool is given time to settle (tasks
 ///   still running or queued may end or start waiting; one that does neither for 10 seconds is
-///   reported as it is). Every task still alive is a leftover: spawned, neither awaited nor
-///   finished. The pool is dropped, which drops the leftovers, and the test fails with a table
-///   of them (id, name, state, polls, age, spawn location). `leftovers = "drop"` keeps the
-///   dropping and skips the failure, as `#[tokio::test]` does.
+///   reported as it is): it has settled when two looks 5 ms apart find the same tasks, all
+///   waiting for a wake, with the same poll counts. Every task still alive then is a leftover:
+///   spawned, neither awaited nor finished. The pool is shut down, which drops the leftovers
+///   (what their destructors spawn with `crew::spawn` goes to the global pool), and the test
+///   fails with a table of them (id, name, state, polls, age, spawn location). A task stuck
+///   forever inside one poll is reported too, its thread left behind, never waited for.
+///   `leftovers = "drop"` keeps the dropping and skips the check, as `#[tokio::test]` does.
 /// - A panic of the body fails the test with the body's message (the pool is dropped on the
-///   way out); a test may return a `Result`, and may carry `#[should_panic]`, `#[ignore]` and
-///   the other test attributes (but not a second `#[test]`).
+///   way out); a test may return a `Result` (an `Err` fails the test as itself, leftovers or
+///   not), and may carry `#[should_panic]`, `#[ignore]` and the other test attributes (but not
+///   a second `#[test]`). Under a `#[should_panic]` that names no `expected` message, leftovers
+///   are dropped without failing the test: their report would satisfy it whatever the body did.
 ///
 /// Options: those of `#[crew::main]` that configure a pool (`workers`, `thread_name`,
 /// `stack_size`, `takeover`, `takeover_after_ms`, `max_stuck_threads`, `drive_reactor`,
@@ -401,17 +409,29 @@ fn expand(kind: Kind, args: TokenStream2, item: TokenStream2) -> syn::Result<Tok
             let workers = (!options.workers).then(|| quote!(.workers(2)));
             let test_name = name.to_string();
             let thread_name = (!options.thread_name).then(|| quote!(.thread_name(#test_name)));
-            let fail = options.fail_on_leftovers;
+            // A `#[should_panic]` with no expected message would pass on the leftover report's
+            // panic however the body went: leftovers fail only tests that name what they expect.
+            let fail = options.fail_on_leftovers && !function.attrs.iter().any(should_panic_without_message);
             quote! {
                 #[::core::prelude::v1::test]
                 #(#attrs)*
                 #vis fn #name() #output {
                     let #pool = #krate::__private::test_pool(#krate::Builder::new() #workers #thread_name #(#builder)*);
                     let #output_value = #pool.block_on(async move #body);
-                    #krate::__private::finish_test(#pool, #fail);
+                    #krate::__private::finish_test(#pool, #fail, &#output_value);
                     #output_value
                 }
             }
         }
     })
+}
+
+/// Whether `attr` is a `#[should_panic]` that names no expected message.
+fn should_panic_without_message(attr: &syn::Attribute) -> bool {
+    attr.path().is_ident("should_panic")
+        && match &attr.meta {
+            syn::Meta::Path(_) => true,
+            syn::Meta::List(list) => !list.tokens.to_string().contains("expected"),
+            syn::Meta::NameValue(_) => false,
+        }
 }
