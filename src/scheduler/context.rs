@@ -88,7 +88,16 @@ pub(crate) fn current_private_pool() -> Option<Arc<Shared>> {
 pub(crate) fn enter_pool(shared: &Arc<Shared>) -> Entered {
     hand_off_core();
     let entered = Current { shared: shared.clone(), core: None };
-    let previous = CURRENT.try_with(|current| current.borrow_mut().replace(entered)).ok().flatten();
+    let previous = CURRENT
+        .try_with(|current| {
+            let mut current = current.try_borrow_mut().expect(
+                "Pool::block_on was called from inside crew's own use of this thread's context (a destructor \
+                 that crew ran while scheduling?): block there in a thread of its own instead",
+            );
+            current.replace(entered)
+        })
+        .ok()
+        .flatten();
     debug_assert!(previous.as_ref().map_or(true, |previous| previous.core.is_none()), "the core was handed off");
     Entered { previous }
 }
@@ -102,7 +111,9 @@ pub(crate) struct Entered {
 impl Drop for Entered {
     fn drop(&mut self) {
         let previous = self.previous.take();
-        let _ = CURRENT.try_with(|current| *current.borrow_mut() = previous);
+        // `try_borrow_mut`: a panic here, maybe while unwinding, would abort the process; and
+        // `enter_pool` got the borrow, so only a thread-local being destroyed can refuse it.
+        let _ = CURRENT.try_with(|current| current.try_borrow_mut().map(|mut current| *current = previous));
     }
 }
 
