@@ -75,16 +75,19 @@ fn spawn_with_handle_carries_the_output_and_the_panic_back() {
 fn a_panic_in_a_detached_spawn_obj_task_is_swallowed_and_the_worker_lives() {
     with_timeout(|| {
         let pool = crew::Pool::builder().workers(1).build().unwrap();
+        let (started, running) = std::sync::mpsc::channel::<()>();
         let (ran, panicked) = oneshot::channel::<()>();
         pool.spawn_obj(
             Box::new(async move {
                 let _ran = ran; // dropped by the unwinding: the receiver sees `Canceled`
+                started.send(()).unwrap();
                 panic!("nobody awaits this")
             })
             .into(),
         )
         .unwrap();
-        assert!(crew::block_on(panicked).is_err(), "the task ran and unwound");
+        running.recv().expect("the task ran");
+        assert!(crew::block_on(panicked).is_err(), "the task unwound");
         // The one worker survived it.
         assert_eq!(crew::block_on(pool.spawn(async { 1 })), 1);
     });

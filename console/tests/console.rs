@@ -2,7 +2,11 @@
 //! read back over the console's gRPC API with console-api's client (the one the `tokio-console`
 //! client uses), checking that named tasks appear with their spawn locations, exact poll counts,
 //! busy and scheduled time, wakes and wakers, and states.
-#![cfg(console_without_tokio_unstable)]
+
+// console-subscriber needs this cfg (`.cargo/config.toml` sets it); a `RUSTFLAGS` in the
+// environment replaces that file's flags, and would otherwise turn this file into no test at all.
+#[cfg(not(console_without_tokio_unstable))]
+compile_error!("build with --cfg console_without_tokio_unstable (console/.cargo/config.toml sets it; RUSTFLAGS overrides that file)");
 
 use std::collections::HashMap;
 use std::sync::mpsc;
