@@ -3,9 +3,11 @@
 //! Invariants:
 //! - `spawn` targets the current private pool if the thread has one (its worker, or inside
 //!   `Pool::block_on`: `scheduler/context.rs`), else the global pool.
-//! - Started at most once per process, lazily by the first `spawn` (sized by `CREW_WORKERS`,
-//!   else `num_cpus::get()`), or explicitly by `Builder::build_global` before that.
-//! - Never dropped: its tasks hold no reference to it and it keeps no registry.
+//! - Started at most once per process, lazily by the first use that targets it (a `spawn` off
+//!   every private pool, `metrics`, `dump`, a `Spawner::global`; sized by `CREW_WORKERS`, else
+//!   `num_cpus::get()`), or explicitly by `Builder::build_global` before that.
+//! - Never dropped: its tasks hold no reference to it, and it keeps a registry of them only
+//!   with the task dump on.
 //! - A bad `CREW_WORKERS` makes every `spawn` panic with the error naming the variable, the
 //!   value and the accepted range, and `build_global` return that error; nothing starts.
 

@@ -28,8 +28,11 @@ use crate::task::TaskInfo;
 ///
 /// [`crew::spawn`](crate::spawn) called on one of this pool's threads (inside its tasks) or
 /// inside [`Pool::block_on`] spawns onto this pool; elsewhere it spawns onto the global pool.
-/// A task spawned onto a pool that is shutting down (from a task's `Drop` during the pool's
-/// drop, say) is dropped at once, and its handle reports it cancelled, as tokio does.
+/// A task spawned onto a pool that is shutting down (through a [`Spawner`](crate::Spawner) or
+/// a `&Pool`, from a task's `Drop` during the pool's drop, say) is dropped at once, and its
+/// handle reports it cancelled, as tokio does. Shutdown drops tasks with no pool current, so
+/// `crew::spawn` in such a `Drop` spawns onto the global pool (or the dropping thread's own
+/// current pool), where the task runs.
 ///
 /// # Examples
 ///

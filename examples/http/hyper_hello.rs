@@ -1,6 +1,9 @@
 //! The hyper side shared by `hyper_hello` (crew) and `hyper_hello_tokio`: one service and one
-//! connection configuration, so that only the runtime (its scheduler, reactor and sockets)
-//! differs between the two servers `benches/http/run` loads.
+//! connection configuration, so that only the runtime (its scheduler, reactor and sockets, and
+//! the adapter hyper reads them through) differs between the two servers `benches/http/run`
+//! loads. The adapters differ in one way: crew's `Io` reads into a buffer of its own and copies
+//! into hyper's (hyper's buffer is uninitialised memory, which only `unsafe` code may fill, and
+//! crew forbids `unsafe`), where tokio's `TokioIo` reads straight into hyper's buffer.
 
 use std::convert::Infallible;
 use std::error::Error as _;
