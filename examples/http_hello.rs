@@ -10,12 +10,11 @@
 //! `--no-drive-reactor` leaves async-io's reactor to its own `async-io` thread instead of
 //! parked workers (`crew::Builder::drive_reactor`).
 //!
-//! Why a hand-written parser and not hyper: the point of this server is to compare executors,
-//! so both servers share one parser (`examples/http/proto.rs`) and differ only in their socket
-//! loop; hyper on crew would need a futures-io adapter (smol-hyper is at 0.1.1) on one side and
-//! hyper-util's tokio glue on the other, and would add hyper's whole tree to every dev build of
-//! this crate. The parser handles what wrk sends: bodiless requests, keep-alive, pipelining,
-//! `Connection: close`.
+//! Why a hand-written parser: the point of this server is to compare executors, so all servers
+//! share one parser (`examples/http/proto.rs`) and differ only in their socket loop, on
+//! async-executor too. The same comparison with hyper's server on crew and on tokio is
+//! `hyper_hello` / `hyper_hello_tokio` (`SET=hyper benches/http/run`). The parser handles what
+//! wrk sends: bodiless requests, keep-alive, pipelining, `Connection: close`.
 
 use std::io;
 use std::time::Duration;
