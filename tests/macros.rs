@@ -91,17 +91,23 @@ impl Drop for SetOnDrop {
     }
 }
 
+/// Spawns onto `pool` a task that waits forever; the flag is set when its future is dropped.
+fn leave_a_task_waiting(pool: &crew::Pool) -> Arc<AtomicBool> {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let guard = SetOnDrop(dropped.clone());
+    pool.spawn(async move {
+        let _guard = guard;
+        std::future::pending::<()>().await;
+    })
+    .detach();
+    dropped
+}
+
 #[test]
 fn the_leftover_check_drops_the_pool_and_the_leftovers_before_it_reports() {
     for fail in [false, true] {
-        let dropped = Arc::new(AtomicBool::new(false));
         let pool = crew::__private::test_pool(crew::Builder::new().workers(1));
-        let guard = SetOnDrop(dropped.clone());
-        pool.spawn(async move {
-            let _guard = guard;
-            std::future::pending::<()>().await;
-        })
-        .detach();
+        let dropped = leave_a_task_waiting(&pool);
         let checked =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crew::__private::finish_test(pool, fail, &())));
         assert_eq!(checked.is_err(), fail, "fails only with `fail`");
@@ -135,14 +141,8 @@ fn a_task_stuck_forever_in_a_poll_is_reported_not_waited_for() {
 
 #[test]
 fn a_test_that_returned_an_error_fails_as_itself_not_with_a_leftover_report() {
-    let dropped = Arc::new(AtomicBool::new(false));
     let pool = crew::__private::test_pool(crew::Builder::new().workers(1));
-    let guard = SetOnDrop(dropped.clone());
-    pool.spawn(async move {
-        let _guard = guard;
-        std::future::pending::<()>().await;
-    })
-    .detach();
+    let dropped = leave_a_task_waiting(&pool);
     let output: Result<(), String> = Err("the body's own error".to_owned());
     crew::__private::finish_test(pool, true, &output);
     assert!(dropped.load(Ordering::SeqCst), "the leftover was dropped with the pool all the same");
