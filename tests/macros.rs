@@ -34,6 +34,13 @@ async fn options_configure_the_tests_pool() {
     let ran_on = crew::spawn(async { thread_name() }).await;
     assert!(ran_on.starts_with("three-"), "ran on {ran_on}");
     // Exactly the three workers; with takeover off no monitor or spare thread starts either.
+    // A thread names itself once it runs, so wait (boundedly) for the third to show, then give
+    // a fourth, which would be wrong, a moment to show too.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while threads_named("three") < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(20));
     assert_eq!(threads_named("three"), 3);
 }
 
