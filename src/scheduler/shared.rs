@@ -296,7 +296,8 @@ impl Shared {
         note_queued(self, &runnable, Doing::Injector);
         self.injector.push(runnable);
         // Pairs with the fence in `shutdown`: either this load sees the flag, or shutdown's
-        // drain sees the push. (`notify_one` has its own fence for the sleepers.)
+        // drain sees the push. It is also the notify's fence (pairing with the one after
+        // `list_parked`): nothing is stored between it and the notify's load of the state.
         fence(Ordering::SeqCst);
         if !planted_bug!("no_shutdown_recheck") && self.shutdown.load(Ordering::SeqCst) {
             // Pairs with the store + fence in `reap`: either this load sees `reaped`, or
@@ -306,7 +307,7 @@ impl Shared {
             }
             return;
         }
-        self.sleepers.notify_one_from(Sender::Outside(&self.outside));
+        self.sleepers.notify_one_fenced_from(Sender::Outside(&self.outside));
     }
 
     /// Starts a thread running the worker loop of `core`. On failure gives `core` back.

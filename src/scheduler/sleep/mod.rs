@@ -146,9 +146,24 @@ impl Sleepers {
         self.notify(true, None)
     }
 
+    /// [`notify_one_from`](Sleepers::notify_one_from) for a caller that has issued a SeqCst
+    /// fence after making its work visible and has stored nothing since
+    /// (`Shared::push_remote`): that fence is the one `notify` would begin with, so a remote
+    /// spawn or wake pays for one fence, not two.
+    #[inline]
+    pub(super) fn notify_one_fenced_from(&self, sender: Sender<'_>) -> bool {
+        self.notify_fenced(false, Some(sender))
+    }
+
     fn notify(&self, private: bool, sender: Option<Sender<'_>>) -> bool {
         // Pairs with the fence after `list_parked`'s read-modify-write (see `README.md`).
         fence(Ordering::SeqCst);
+        self.notify_fenced(private, sender)
+    }
+
+    /// `notify` after its fence.
+    #[inline]
+    fn notify_fenced(&self, private: bool, sender: Option<Sender<'_>>) -> bool {
         let state = self.state();
         if !self.should_wake(state, private) {
             if state.searching() > 0 {
