@@ -116,7 +116,7 @@ impl Shared {
                 notifies: counters.notifies.get(),
                 notifies_skipped: counters.notifies_skipped.get(),
                 busy: Duration::from_nanos(counters.busy.read(now)),
-                lifo_depth: usize::from(remote.lifo.occupied_hint()),
+                lifo_depth: usize::from(remote.lifo.is_occupied()),
                 deque_depth: self.stealers[index].len(),
                 deferred_depth: remote.deferred.len_hint(),
             };

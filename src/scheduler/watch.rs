@@ -17,10 +17,10 @@
 //!   unchanged word means the owner picked nothing for the whole interval: it was inside one
 //!   poll (blocked, or busy with long work), in a reactor turn, or not scheduled by the OS. The
 //!   word is read `Relaxed`, so it may also be stale and the owner live. None of this is proof
-//!   of a stuck owner, and none needs to be: the slot is mutex-guarded, so the task runs exactly
-//!   once whoever takes it; a wrong guess only moves it off a warm worker. Then the watcher
-//!   searches and parks as any worker does, taking the role again if a LIFO slot still holds a
-//!   task.
+//!   of a stuck owner, and none needs to be: the slot's swap and take are linearizable
+//!   (`sync/slot.rs`), so the task runs exactly once whoever takes it; a wrong guess only moves
+//!   it off a warm worker. Then the watcher searches and parks as any worker does, taking the
+//!   role again if a LIFO slot still holds a task.
 //! - So a task in a LIFO slot runs at most about two intervals after its owner got stuck, while
 //!   any other worker is idle; with no LIFO task anywhere no worker holds the role, and an idle
 //!   pool never wakes.

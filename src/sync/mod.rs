@@ -12,7 +12,8 @@
 //!   mutex-guarded queues with the same API, the `block_on` parker by a loom mutex + condvar,
 //!   event-listener's `Event` by `event`'s loom condvar (event-listener's blocking wait deadlocks
 //!   under loom), and the clock by `deadline`'s always-passed [`Deadline`] (loom has no time);
-//!   under a normal build all are the real crates' types.
+//!   under a normal build all are the real crates' types. The LIFO slot ([`Slot`],
+//!   `slot.rs`) is crossbeam-queue's lock-free one-element queue, a loom mutex under loom.
 //! - Sizes and intervals that loom's models must reach in few steps are written
 //!   [`shrunk_under_loom`]`(normal, loom)` (`GLOBAL_QUEUE_INTERVAL` and `MAX_INTERVAL_BATCH` in
 //!   `scheduler/worker.rs`); `deque`'s batch steals keep crossbeam-deque's cap of 32 tasks.
@@ -86,6 +87,9 @@ pub(crate) use deadline::{wait_until, Deadline};
 mod counter;
 pub(crate) use counter::{BusyTime, Counter, Gauge, SharedCounter};
 
+mod slot;
+pub(crate) use slot::Slot;
+
 /// `normal` in a normal build, `shrunk` under loom: a size or interval that loom's models must
 /// reach in few steps.
 pub(crate) const fn shrunk_under_loom(normal: usize, shrunk: usize) -> usize {
@@ -108,53 +112,6 @@ macro_rules! planted_bug {
     };
 }
 pub(crate) use planted_bug;
-
-/// A one-task slot that any thread may swap into or take from, behind a mutex (a loom mutex
-/// under loom). Not crossbeam's lock-free `AtomicCell`: for a pointer-sized `Option<Runnable>` it
-/// round-trips the pointer through an integer, dropping its provenance, which miri reports as
-/// undefined behaviour (crossbeam-rs/crossbeam#908).
-pub(crate) struct Slot<T> {
-    cell: Mutex<Option<T>>,
-    /// 1 while occupied, written under the lock: what [`Slot::occupied_hint`] reads.
-    occupied: Counter,
-}
-
-impl<T> std::fmt::Debug for Slot<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Slot")
-    }
-}
-
-impl<T> Slot<T> {
-    pub(crate) fn new() -> Slot<T> {
-        Slot { cell: Mutex::new(None), occupied: Counter::default() }
-    }
-
-    /// Puts `value` in, returning what was there.
-    pub(crate) fn swap(&self, value: T) -> Option<T> {
-        let mut cell = lock(&self.cell);
-        self.occupied.set(1);
-        cell.replace(value)
-    }
-
-    /// Takes what is there.
-    pub(crate) fn take(&self) -> Option<T> {
-        let mut cell = lock(&self.cell);
-        self.occupied.set(0);
-        cell.take()
-    }
-
-    /// Whether something was there lately, read without the lock: for statistics only, never
-    /// for a decision (use [`Slot::is_occupied`]).
-    pub(crate) fn occupied_hint(&self) -> bool {
-        self.occupied.get() != 0
-    }
-
-    /// True if something is there (a snapshot).
-    pub(crate) fn is_occupied(&self) -> bool {
-        lock(&self.cell).is_some()
-    }
-}
 
 /// Runs a steal operation (crossbeam's, or `deque`'s under loom) until it stops asking to be
 /// retried: `Some` of what it took, `None` if the queue was empty.
@@ -193,19 +150,5 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     #[cfg(loom)]
     {
         mutex.lock().unwrap()
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::Slot;
-
-    #[test]
-    fn slot_swap_returns_the_previous_value() {
-        let slot = Slot::new();
-        assert_eq!(slot.swap(Box::new(1)), None);
-        assert_eq!(slot.swap(Box::new(2)), Some(Box::new(1)));
-        assert_eq!(slot.take(), Some(Box::new(2)));
-        assert_eq!(slot.take(), None);
     }
 }
