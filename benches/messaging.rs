@@ -17,13 +17,22 @@
 //! wakeup: that file's `floor/thread_round_trip` measures it.
 //!
 //! Run: `cargo bench --bench messaging` (optionally `CREW_BENCH_WORKERS=4`).
+//!
+//! Counts instead of times: `CREW_BENCH_COUNTS=<executor>[/<workload>]` (executor `crew`, `tokio`
+//! or `async_executor`) runs each workload (or the one named) [`COUNT_ITERS`] times after a
+//! warm-up, on that executor alone, and prints per unit of work (a round trip, a spawn, a wake)
+//! the context switches of all the process's threads (from `/proc/self/task`, so Linux only),
+//! and for crew the pool's polls, notifies (sent and skipped because a searcher existed),
+//! parks and LIFO runs (`crew::Metrics`). Under
+//! `perf stat -e syscalls:sys_enter_futex,context-switches` the same run counts futex calls too;
+//! one executor per process keeps the counts apart.
 
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::{Acquire, Release};
 use std::sync::{mpsc, Arc};
 use std::thread;
 
-use criterion::{criterion_group, criterion_main};
+use criterion::criterion_group;
 use futures::channel::oneshot;
 
 // The shared harness: this file's workloads neither yield nor stall, so part of it goes unused.
@@ -142,4 +151,152 @@ impl Workload for ForeignWakes {
 }
 
 criterion_group!(benches, group::<PairPingPong>, group::<RemoteSpawnJoin>, group::<ForeignWakes>);
-criterion_main!(benches);
+
+fn main() {
+    match std::env::var("CREW_BENCH_COUNTS") {
+        Ok(which) => counts::run(&which),
+        Err(std::env::VarError::NotPresent) => {
+            benches();
+            criterion::Criterion::default().configure_from_args().final_summary();
+        }
+        Err(std::env::VarError::NotUnicode(value)) => {
+            panic!("CREW_BENCH_COUNTS={value:?} is not UTF-8; expected <executor>[/<workload>]")
+        }
+    }
+}
+
+/// Iterations that `CREW_BENCH_COUNTS` counts over, after `COUNT_WARM_UP` uncounted ones.
+const COUNT_ITERS: usize = 300;
+const COUNT_WARM_UP: usize = 20;
+
+/// The `CREW_BENCH_COUNTS` mode (see the module docs).
+mod counts {
+    use super::*;
+
+    use common::{start_async_executor, start_crew, start_tokio, workers};
+
+    const EXECUTORS: [&str; 3] = ["crew", "tokio", "async_executor"];
+    /// Each workload with its unit of work and how many units one iteration does.
+    const WORKLOADS: [(&str, &str, usize); 3] = [
+        (PairPingPong::NAME, "round trip", PAIRS * ROUND_TRIPS),
+        (RemoteSpawnJoin::NAME, "spawn", REMOTE_SPAWNS),
+        (ForeignWakes::NAME, "wake", FOREIGN_WAKES),
+    ];
+
+    pub fn run(which: &str) {
+        let (executor, only) = match which.split_once('/') {
+            Some((executor, workload)) => (executor, Some(workload)),
+            None => (which, None),
+        };
+        let names = WORKLOADS.map(|(name, _, _)| name);
+        if !EXECUTORS.contains(&executor) || only.is_some_and(|only| !names.contains(&only)) {
+            panic!(
+                "CREW_BENCH_COUNTS={which:?}: expected <executor>[/<workload>], the executor one of \
+                 {EXECUTORS:?} and the workload one of {names:?}"
+            );
+        }
+        println!(
+            "{executor}, {} workers, {COUNT_ITERS} iterations (after {COUNT_WARM_UP}), per unit of work:",
+            workers()
+        );
+        for (name, unit, units) in WORKLOADS {
+            if only.is_some_and(|only| only != name) {
+                continue;
+            }
+            let line = match executor {
+                "crew" => {
+                    let (owner, ex) = start_crew(workers());
+                    let line = count(name, &ex, Some(&*ex.0));
+                    drop(ex);
+                    drop(owner);
+                    line
+                }
+                "tokio" => {
+                    let (runtime, ex) = start_tokio(workers());
+                    let line = count(name, &ex, None);
+                    drop(ex);
+                    drop(runtime);
+                    line
+                }
+                _ => {
+                    let (owner, ex) = start_async_executor(workers());
+                    let line = count(name, &ex, None);
+                    drop(ex);
+                    drop(owner);
+                    line
+                }
+            };
+            println!("{name:>18} (per {unit}): {}", line.per(units * COUNT_ITERS));
+        }
+    }
+
+    /// The pool counters `CREW_BENCH_COUNTS` prints for crew, in the order `crew_counts` reads them.
+    const CREW_COUNTS: [&str; 5] = ["polls", "notifies", "notifies skipped", "parks", "LIFO runs"];
+
+    /// [`CREW_COUNTS`] from `pool`'s metrics (notifies from outside the workers included).
+    fn crew_counts(pool: &crew::Pool) -> [u64; 5] {
+        let m = pool.metrics();
+        let t = &m.total;
+        [
+            t.polls,
+            t.notifies + m.notifies_outside,
+            t.notifies_skipped + m.notifies_skipped_outside,
+            t.parks,
+            t.lifo_runs,
+        ]
+    }
+
+    /// What one workload's counted iterations did, in all.
+    struct Counted {
+        switches: u64,
+        crew: Option<[u64; 5]>,
+    }
+
+    impl Counted {
+        fn per(&self, units: usize) -> String {
+            let per = |n: u64| n as f64 / units as f64;
+            let mut line = format!("context switches {:.4}", per(self.switches));
+            for (label, n) in CREW_COUNTS.iter().zip(self.crew.iter().flatten()) {
+                line += &format!(", {label} {:.4}", per(*n));
+            }
+            line
+        }
+    }
+
+    fn count<E: Exec>(name: &str, ex: &E, pool: Option<&crew::Pool>) -> Counted {
+        let iter = |ex: &E| match name {
+            PairPingPong::NAME => PairPingPong::iter(ex),
+            RemoteSpawnJoin::NAME => RemoteSpawnJoin::iter(ex),
+            _ => ForeignWakes::iter(ex),
+        };
+        for _ in 0..COUNT_WARM_UP {
+            iter(ex);
+        }
+        let (switches, crew) = (context_switches(), pool.map(crew_counts));
+        for _ in 0..COUNT_ITERS {
+            iter(ex);
+        }
+        let switches = context_switches() - switches;
+        let crew = crew.zip(pool.map(crew_counts)).map(|(a, b)| std::array::from_fn(|i| b[i] - a[i]));
+        Counted { switches, crew }
+    }
+
+    /// Voluntary and involuntary context switches of every live thread of this process.
+    fn context_switches() -> u64 {
+        let tasks = std::fs::read_dir("/proc/self/task").expect("CREW_BENCH_COUNTS reads /proc/self/task (Linux only)");
+        let mut total = 0;
+        for task in tasks.flatten() {
+            // A thread that exited since the listing has no status left: it is not counted.
+            let Ok(status) = std::fs::read_to_string(task.path().join("status")) else { continue };
+            for line in status.lines() {
+                if let Some(n) = line
+                    .strip_prefix("voluntary_ctxt_switches:")
+                    .or_else(|| line.strip_prefix("nonvoluntary_ctxt_switches:"))
+                {
+                    total += n.trim().parse::<u64>().expect("a context switch count in /proc/self/task/*/status");
+                }
+            }
+        }
+        total
+    }
+}
