@@ -10,8 +10,11 @@
 //!   be scheduled into a closed pool, which drops its future.
 //! - No user code runs while a shard lock is held: spawning (the allocation and moving the
 //!   future in) and cloning a waker run no user code, and wakers are woken after unlocking.
-//! - Entries are spread over shards by the spawning thread, so workers spawning concurrently
-//!   rarely share a lock. The global pool has no registry: it is never dropped.
+//! - Entries are spread over shards by the spawning thread (round robin), so workers spawning
+//!   concurrently rarely share a lock; and there are many shards (32 per worker, up to 64), so
+//!   a thread spawning and the workers removing the entries of tasks that ended seldom meet on
+//!   one either (4 per worker cost `remote_spawn_join` about 15%, see `BENCHMARKS.md`). The
+//!   global pool has a registry only with the task dump on: it is never dropped.
 //! - Each shard's count of entries is mirrored, under its lock, in a counter that the metrics
 //!   read without locking ([`Registry::live`]).
 
@@ -77,9 +80,12 @@ impl Key {
 }
 
 impl Registry {
-    /// A registry with enough shards for `workers` threads spawning at once.
+    /// A registry with enough shards for `workers` threads spawning and removing at once.
     pub(crate) fn new(workers: usize) -> Registry {
-        let shards = (workers * 4).next_power_of_two().min(MAX_SHARDS);
+        // Under loom, 4 per worker: `close` locks every shard, and each lock is a step the
+        // models explore.
+        let per_worker = crate::sync::shrunk_under_loom(32, 4);
+        let shards = (workers * per_worker).next_power_of_two().min(MAX_SHARDS);
         let cell = || CachePadded::new(ShardCell { shard: Mutex::new(Shard::empty()), live: Counter::default() });
         Registry { shards: (0..shards).map(|_| cell()).collect() }
     }

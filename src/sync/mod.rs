@@ -16,7 +16,8 @@
 //!   `slot.rs`) is crossbeam-queue's lock-free one-element queue, a loom mutex under loom.
 //! - Sizes and intervals that loom's models must reach in few steps are written
 //!   [`shrunk_under_loom`]`(normal, loom)` (`GLOBAL_QUEUE_INTERVAL` and `MAX_INTERVAL_BATCH` in
-//!   `scheduler/worker.rs`); `deque`'s batch steals keep crossbeam-deque's cap of 32 tasks.
+//!   `scheduler/worker.rs`, the registry's shards per worker in `scheduler/registry.rs`);
+//!   `deque`'s batch steals keep crossbeam-deque's cap of 32 tasks.
 //!
 //! # The `cfg(loom)` left outside this module, and why
 //!
