@@ -1,11 +1,12 @@
 //! `Pool::builder()` options take effect (worker count, thread names, stack size, also on the
-//! replacement threads `block_on` starts), and bad values are refused before any thread starts,
-//! with an error that names the value and what is accepted.
+//! replacement threads `block_on` starts; a bounded spin before parking), and bad values are
+//! refused before any thread starts, with an error that names the value and what is accepted.
 
 mod common;
 
 use std::sync::Arc;
 use std::thread;
+use std::time::Duration;
 
 use common::probe::threads_named;
 use common::{assert_all_workers_run, names_of_concurrent_workers, wait_until, with_timeout};
@@ -188,5 +189,45 @@ fn an_invalid_configuration_starts_no_thread() {
         let pool = crew::Pool::builder().workers(2).thread_name("pcbad").build().unwrap();
         wait_until("a valid pool's threads to start", || threads_named("pcbad-").len() == 2);
         drop(pool);
+    });
+}
+
+#[test]
+fn bad_spins_before_park_are_refused_with_the_value_and_the_range() {
+    assert_eq!(crew::MAX_SPIN_BEFORE_PARK, Duration::from_millis(1));
+    for (spin, shown) in [(Duration::from_nanos(1_000_001), "1.000001ms"), (Duration::from_secs(1), "1s")] {
+        assert_eq!(
+            build_error(crew::Pool::builder().workers(1).spin_before_park(spin)),
+            format!("Builder::spin_before_park({shown}) is invalid: expected a duration in 0s..=1ms"),
+        );
+    }
+}
+
+#[test]
+fn pools_that_spin_for_the_longest_time_or_not_at_all_run_every_task() {
+    with_timeout(|| {
+        for spin in [Duration::ZERO, crew::MAX_SPIN_BEFORE_PARK] {
+            let pool = crew::Pool::builder().workers(2).spin_before_park(spin).build().unwrap();
+            let handles: Vec<_> = (0..1_000).map(|i| pool.spawn(async move { i })).collect();
+            let outputs: Vec<usize> = handles.into_iter().map(crew::block_on).collect();
+            assert_eq!(outputs, (0..1_000).collect::<Vec<_>>(), "spin {spin:?}");
+        }
+    });
+}
+
+/// A spin is bounded: once the work runs out, every worker of a pool that spins for the
+/// longest accepted time still parks (its park count passes its wake count).
+#[test]
+#[cfg_attr(miri, ignore = "spins on the clock for a millisecond per worker: slow under miri for no gain")]
+fn workers_that_spin_before_parking_still_park_once_the_work_runs_out() {
+    with_timeout(|| {
+        let pool = crew::Pool::builder().workers(2).spin_before_park(crew::MAX_SPIN_BEFORE_PARK).build().unwrap();
+        for i in 0..100 {
+            assert_eq!(crew::block_on(pool.spawn(async move { i })), i);
+        }
+        wait_until("both workers to park after their spin", || {
+            let metrics = pool.metrics();
+            metrics.workers.len() == 2 && metrics.workers.iter().all(|worker| worker.parks > worker.unparks)
+        });
     });
 }

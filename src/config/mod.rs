@@ -92,6 +92,27 @@ pub const DEFAULT_TAKEOVER_AFTER: Duration = Duration::from_millis(10);
 /// ```
 pub const DEFAULT_SLOW_POLL_THRESHOLD: Duration = Duration::from_millis(10);
 
+/// How long a searching worker that found nothing keeps sweeping the queues before it parks,
+/// when [`Builder::spin_before_park`] is not set. `BENCHMARKS.md` ("A brief spin before
+/// parking") measures it.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(crew::DEFAULT_SPIN_BEFORE_PARK, std::time::Duration::from_micros(20));
+/// ```
+pub const DEFAULT_SPIN_BEFORE_PARK: Duration = Duration::from_micros(20);
+
+/// The longest accepted spin before parking ([`Builder::spin_before_park`]).
+///
+/// # Examples
+///
+/// ```
+/// let too_long = crew::MAX_SPIN_BEFORE_PARK + std::time::Duration::from_nanos(1);
+/// assert!(crew::Pool::builder().workers(1).spin_before_park(too_long).build().is_err());
+/// ```
+pub const MAX_SPIN_BEFORE_PARK: Duration = Duration::from_millis(1);
+
 /// The largest accepted cap on stuck threads ([`Builder::max_stuck_threads`]).
 ///
 /// # Examples
@@ -111,6 +132,7 @@ const WORKERS_EXPECTED: &str = "expected a number of worker threads in 1..=1024"
 const STACK_EXPECTED: &str = "expected a size in bytes in 65536..=1073741824";
 const THRESHOLD_EXPECTED: &str = "expected a duration in 1ms..=3600s";
 const STUCK_EXPECTED: &str = "expected a number of threads in 0..=1024";
+const SPIN_EXPECTED: &str = "expected a duration in 0s..=1ms";
 
 const DEFAULT_THREAD_NAME: &str = "crew-worker";
 
@@ -140,6 +162,7 @@ pub struct Builder {
     slow_poll_threshold: Option<Duration>,
     on_slow_poll: Option<Hook>,
     task_dump: Option<bool>,
+    spin_before_park: Option<Duration>,
 }
 
 /// The checked configuration a pool starts with.
@@ -162,6 +185,9 @@ pub(crate) struct Config {
     pub(crate) monitor: bool,
     /// Whether each task keeps a record for the task dump (`Pool::dump`).
     pub(crate) task_dump: bool,
+    /// How long a searcher that found nothing sweeps again before it parks (zero under loom,
+    /// which has no clock, and by default under miri).
+    pub(crate) spin_before_park: Duration,
 }
 
 impl Builder {
@@ -363,6 +389,29 @@ impl Builder {
         self
     }
 
+    /// Sets how long a worker that ran out of work, and found none to steal, keeps sweeping
+    /// the other workers' queues and the injector before it parks: in
+    /// `0s..=`[`MAX_SPIN_BEFORE_PARK`], [`DEFAULT_SPIN_BEFORE_PARK`] if unset. Work that arrives
+    /// meanwhile (from a plain thread's `block_on`, a foreign wake, another worker) is taken
+    /// without a thread wakeup, at the cost of up to this much CPU each time a worker runs dry.
+    /// At most half the workers (rounded up) search, and so spin, at once; a pool whose work
+    /// ran out spins once per worker, then sleeps. `Duration::ZERO` parks at once, as tokio
+    /// does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// // Park at once: the least CPU when work comes rarely.
+    /// let pool = crew::Pool::builder().workers(2).spin_before_park(Duration::ZERO).build().unwrap();
+    /// assert_eq!(crew::block_on(pool.spawn(async { 1 })), 1);
+    /// ```
+    pub fn spin_before_park(mut self, spin: Duration) -> Builder {
+        self.spin_before_park = Some(spin);
+        self
+    }
+
     /// Starts a private pool with this configuration.
     ///
     /// # Errors
@@ -451,6 +500,14 @@ impl Builder {
             Some(on) => on,
             None => env::task_dump(&env)?.unwrap_or(false),
         };
+        let spin_before_park = match self.spin_before_park {
+            Some(spin) if spin <= MAX_SPIN_BEFORE_PARK => spin,
+            Some(spin) => {
+                return Err(BuildError::setting(format!("Builder::spin_before_park({spin:?})"), SPIN_EXPECTED))
+            }
+            None if cfg!(miri) => Duration::ZERO,
+            None => DEFAULT_SPIN_BEFORE_PARK,
+        };
         let takeover_after = takeover_after.filter(|_| max_stuck_threads > 0);
         // Spare cores serve takeovers only: none without.
         let max_stuck_threads = if takeover_after.is_some() { max_stuck_threads } else { 0 };
@@ -467,6 +524,7 @@ impl Builder {
             slow_poll_threshold,
             on_slow_poll: self.on_slow_poll,
             task_dump,
+            spin_before_park: if cfg!(loom) { Duration::ZERO } else { spin_before_park },
         })
     }
 }

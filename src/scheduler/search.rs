@@ -5,6 +5,10 @@
 //!   being one as soon as it finds a task; the last searcher to stop calls `notify_one`, so
 //!   that work it left behind gets a searcher (see `sleep/README.md`).
 //! - A scan starts with a SeqCst fence, which the no-lost-wakeup proof relies on.
+//! - A searcher that found nothing sweeps again for up to the pool's spin before parking
+//!   (`Builder::spin_before_park`, 20 µs by default, zero under loom), still counted as a
+//!   searcher, then parks. Searchers are capped at half the workers (rounded up), and so are
+//!   spinners; a pool whose work ran out spins once per worker, then sleeps.
 //! - A searcher steals from other workers' deques (a batch: half of the deque, at most 32
 //!   tasks, crossbeam-deque's cap), the injector, and, as a last resort, the older half of
 //!   another worker's deferred list. It never touches another core's LIFO slot: that is the
@@ -13,9 +17,14 @@
 use crate::task::Runnable;
 
 use super::shared::Shared;
+
 use super::worker::{note_queued, Core};
 use crate::sync::{fence, retry, Ordering};
 use crate::task::Doing;
+
+/// Pause instructions between two sweeps of a spinning searcher (about a microsecond): a
+/// sweep locks the other workers' deferred lists, which their owners use too.
+const SPIN_PAUSES: u32 = 64;
 
 impl Core {
     /// A task from this core's queues, the injector, or (as a searcher) other workers.
@@ -25,7 +34,9 @@ impl Core {
             Some(runnable) => Some(runnable),
             // Back after the reactor's turn, to run the deferred tasks.
             None if self.reactor_turn.is_wanted() => None,
-            None if self.searching || self.start_searching(shared) => self.steal(shared),
+            None if self.searching || self.start_searching(shared) => {
+                self.steal(shared).or_else(|| self.spin_steal(shared))
+            }
             None => None,
         };
         if found.is_some() {
@@ -44,6 +55,31 @@ impl Core {
         if std::mem::replace(&mut self.searching, false) && shared.sleepers.stop_searching() {
             // The last searcher leaves: make sure any other queued work gets one.
             self.notify_one(shared);
+        }
+    }
+
+    /// After a sweep found nothing: sweeps again, pausing briefly between sweeps, until one
+    /// finds a task or the pool's spin before parking (`Builder::spin_before_park`) is over;
+    /// still a counted searcher meanwhile, so that pushers skip their notify (see the module
+    /// docs). `None`: the caller parks as after any fruitless search.
+    #[cold]
+    #[inline(never)]
+    fn spin_steal(&mut self, shared: &Shared) -> Option<Runnable> {
+        let spin = shared.config.spin_before_park;
+        if spin.is_zero() || shared.is_shutdown() {
+            return None;
+        }
+        let start = std::time::Instant::now();
+        loop {
+            for _ in 0..SPIN_PAUSES {
+                std::hint::spin_loop();
+            }
+            if let Some(runnable) = self.steal(shared) {
+                return Some(runnable);
+            }
+            if start.elapsed() >= spin || shared.is_shutdown() {
+                return None;
+            }
         }
     }
 
