@@ -104,7 +104,8 @@ pub struct WorkerMetrics {
     /// high when work must spread because it is created unevenly.
     pub stolen: u64,
     /// Searches this worker made of the other workers' queues and the injector, each a sweep
-    /// over all of them; many attempts for few steals means searching workers find little.
+    /// over all of them (a spin before parking, `Builder::spin_before_park`, sweeps about once
+    /// a microsecond); many attempts for few steals means searching workers find little.
     pub steal_attempts: u64,
     /// Tasks run from the LIFO slot: a task woken by the task this worker ran just before, run
     /// next while its data is in cache. High under message passing.

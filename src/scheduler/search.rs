@@ -17,7 +17,6 @@
 use crate::task::Runnable;
 
 use super::shared::Shared;
-
 use super::worker::{note_queued, Core};
 use crate::sync::{fence, retry, Ordering};
 use crate::task::Doing;
