@@ -6,7 +6,9 @@
 //! default); with `CREW_BENCH_NO_REACTOR` set (to anything) it parks plainly instead
 //! (`Builder::drive_reactor(false)`), to measure what the reactor costs these workloads; with
 //! `CREW_BENCH_TASK_DUMP` set (to anything) it keeps task records (`Builder::task_dump(true)`),
-//! to measure what the task dump costs.
+//! to measure what the task dump costs; with `CREW_BENCH_SPIN_NS=<n>` its workers spin `n`
+//! nanoseconds before they park (`Builder::spin_before_park`; 20 µs if unset, 0 parks at
+//! once), to measure what the spin buys and costs.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -59,7 +61,12 @@ pub fn start_crew(workers: usize) -> (CrewOwner, Crew) {
     // Any value of CREW_BENCH_NO_REACTOR turns the reactor off (see the module docs).
     let drive = std::env::var_os("CREW_BENCH_NO_REACTOR").is_none();
     let dump = std::env::var_os("CREW_BENCH_TASK_DUMP").is_some();
-    let builder = crew::Pool::builder().workers(workers).drive_reactor(drive).task_dump(dump);
+    let mut builder = crew::Pool::builder().workers(workers).drive_reactor(drive).task_dump(dump);
+    // CREW_BENCH_SPIN_NS=<n>: the spin before parking, in nanoseconds (see the module docs).
+    if let Ok(nanos) = std::env::var("CREW_BENCH_SPIN_NS") {
+        let nanos = nanos.parse().unwrap_or_else(|_| panic!("CREW_BENCH_SPIN_NS={nanos:?}: expected nanoseconds"));
+        builder = builder.spin_before_park(Duration::from_nanos(nanos));
+    }
     let pool = Arc::new(builder.build().expect("crew pool"));
     (CrewOwner(pool.clone()), Crew(pool))
 }
