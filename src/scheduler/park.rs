@@ -92,6 +92,7 @@ impl Core {
         counters.unparks.incr();
         counters.busy.begin(shared.clock.now());
         self.searching = !shared.is_shutdown();
+        self.spin_armed = false;
         if let Some(watch) = self.watch.take() {
             if self.searching {
                 watch.rescue(shared, self.index, &self.local);

@@ -7,7 +7,9 @@
 //! - A scan starts with a SeqCst fence, which the no-lost-wakeup proof relies on.
 //! - A searcher that found nothing sweeps again for up to the pool's spin before parking
 //!   (`Builder::spin_before_park`, 20 µs by default, zero under loom), still counted as a
-//!   searcher, then parks. Searchers are capped at half the workers (rounded up), and so are
+//!   searcher, then parks. It spins only if it found a task since it last woke or spun, so a
+//!   worker woken for nothing (the watcher at its deadline, a searcher whose work another took)
+//!   parks again at once. Searchers are capped at half the workers (rounded up), and so are
 //!   spinners; a pool whose work ran out spins once per worker, then sleeps.
 //! - A searcher steals from other workers' deques (a batch: half of the deque, at most 32
 //!   tasks, crossbeam-deque's cap), the injector, and, as a last resort, the older half of
@@ -39,6 +41,7 @@ impl Core {
             None => None,
         };
         if found.is_some() {
+            self.spin_armed = true;
             self.stop_searching(shared);
         }
         found
@@ -65,7 +68,7 @@ impl Core {
     #[inline(never)]
     fn spin_steal(&mut self, shared: &Shared) -> Option<Runnable> {
         let spin = shared.config.spin_before_park;
-        if spin.is_zero() || shared.is_shutdown() {
+        if !std::mem::replace(&mut self.spin_armed, false) || spin.is_zero() || shared.is_shutdown() {
             return None;
         }
         let start = std::time::Instant::now();

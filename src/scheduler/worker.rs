@@ -44,7 +44,7 @@ pub(super) const MAX_LIFO_POLLS: u32 = 3;
 pub(super) struct Core {
     pub(super) index: usize,
     /// Whether this core may have put a task in its LIFO slot since it last emptied it (a thief
-    /// may have taken it since): saves locking the slot per task when it is unused.
+    /// may have taken it since): saves an atomic take per task when the slot is unused.
     lifo_filled: bool,
     /// Whether this core may have deferred a task since it last flushed its deferred list (a
     /// thief may have taken them since): saves a lock per pick when nothing was deferred.
@@ -53,6 +53,10 @@ pub(super) struct Core {
     lifo_polls: u32,
     tick: u32,
     pub(super) searching: bool,
+    /// Whether this core found a task since it last woke or spun: only then does it spin before
+    /// parking (`search.rs`), so a worker woken for nothing, the watcher at its deadline say,
+    /// parks again at once.
+    pub(super) spin_armed: bool,
     pub(super) rng: super::search::FastRand,
     /// Spawns made on this core, to spread their registry entries over shards.
     pub(super) spawns: usize,
@@ -116,6 +120,7 @@ impl Core {
             lifo_polls: 0,
             tick: 0,
             searching: false,
+            spin_armed: false,
             rng: super::search::FastRand::new(index as u64),
             spawns: 0,
             parked: false,
