@@ -25,6 +25,10 @@ use crate::task::TaskInfo;
 
 const SHARD_BITS: u32 = 6;
 const MAX_SHARDS: usize = 1 << SHARD_BITS;
+/// Entries each shard has room for when the pool starts (16 bytes each): with many shards, a
+/// pool's first spawns would otherwise each grow an empty shard, one allocation per shard
+/// (`tests/alloc.rs` counts a task's allocations).
+const ENTRIES_PER_SHARD: usize = 8;
 
 #[derive(Debug)]
 pub(crate) struct Registry {
@@ -86,7 +90,10 @@ impl Registry {
         // models explore.
         let per_worker = crate::sync::shrunk_under_loom(32, 4);
         let shards = (workers * per_worker).next_power_of_two().min(MAX_SHARDS);
-        let cell = || CachePadded::new(ShardCell { shard: Mutex::new(Shard::empty()), live: Counter::default() });
+        let cell = || {
+            let shard = Shard::with_capacity(ENTRIES_PER_SHARD);
+            CachePadded::new(ShardCell { shard: Mutex::new(shard), live: Counter::default() })
+        };
         Registry { shards: (0..shards).map(|_| cell()).collect() }
     }
 
@@ -189,8 +196,9 @@ impl Registry {
 }
 
 impl Shard {
-    fn empty() -> Shard {
-        Shard { closed: false, entries: Vec::new(), infos: Vec::new(), free: usize::MAX, occupied: 0 }
+    /// An empty shard with room for `entries` entries before its first growth.
+    fn with_capacity(entries: usize) -> Shard {
+        Shard { closed: false, entries: Vec::with_capacity(entries), infos: Vec::new(), free: usize::MAX, occupied: 0 }
     }
 
     /// The entry the next `occupy` should fill; pushes a vacant entry if none is free.
