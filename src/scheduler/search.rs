@@ -20,7 +20,7 @@ use crate::task::Runnable;
 
 use super::shared::Shared;
 use super::worker::{note_queued, Core};
-use crate::sync::{fence, retry, Ordering};
+use crate::sync::{fence, retry, Deadline, Ordering};
 use crate::task::Doing;
 
 /// Pause instructions between two sweeps of a spinning searcher (about a microsecond): a
@@ -71,7 +71,7 @@ impl Core {
         if !std::mem::replace(&mut self.spin_armed, false) || spin.is_zero() || shared.is_shutdown() {
             return None;
         }
-        let start = std::time::Instant::now();
+        let deadline = Deadline::after(spin);
         loop {
             for _ in 0..SPIN_PAUSES {
                 std::hint::spin_loop();
@@ -79,7 +79,7 @@ impl Core {
             if let Some(runnable) = self.steal(shared) {
                 return Some(runnable);
             }
-            if start.elapsed() >= spin || shared.is_shutdown() {
+            if deadline.has_passed() || shared.is_shutdown() {
                 return None;
             }
         }
