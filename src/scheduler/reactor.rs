@@ -9,9 +9,10 @@
 //!   `Sleepers::take_or_listen`), and `block_on` runs the reactor meanwhile. A task woken there
 //!   is pushed onto this same parked core, which then wakes itself (`Sleepers::wake_self`).
 //! - The watcher's deadline is an async-io timer, registered alongside the listener.
-//! - Every `GLOBAL_QUEUE_INTERVAL` tasks, and before its deferred tasks when
-//!   `reactor_turn.rs` asks for it, the loop wakes itself and returns `Pending`, so that
-//!   `block_on` processes ready I/O events without blocking even while there is always work.
+//! - Every `GLOBAL_QUEUE_INTERVAL` ticks (and at the latest every [`MAX_POLLS_PER_TURN`] tasks),
+//!   and before its deferred tasks when `reactor_turn.rs` asks for it, the loop wakes itself and
+//!   returns `Pending`, so that `block_on` processes ready I/O events without blocking even while
+//!   there is always work.
 //! - The context's borrow ends before a task runs and before `Pending` hands the thread to the
 //!   reactor, whose wakes then reach this core through `context::schedule_local`.
 
@@ -25,8 +26,13 @@ use super::context;
 use super::run::run_task;
 use super::shared::Shared;
 use super::sleep::Sleepers;
-use super::worker::{Core, GLOBAL_QUEUE_INTERVAL};
+use super::worker::{Core, GLOBAL_QUEUE_INTERVAL, MAX_LIFO_POLLS};
 use crate::sync::EventListener;
+
+/// The most tasks the loop runs between two turns of the reactor: a turn is due every
+/// `GLOBAL_QUEUE_INTERVAL` ticks, and a tick runs at most `MAX_LIFO_POLLS + 1` tasks (see
+/// `reactor_turn.rs`). Only a backstop: the tick count ends the run first.
+const MAX_POLLS_PER_TURN: u32 = GLOBAL_QUEUE_INTERVAL * (MAX_LIFO_POLLS + 1);
 
 /// Runs the worker loop inside the reactor until shutdown, or until the core went to another
 /// thread.
@@ -56,9 +62,15 @@ impl Future for WorkerLoop<'_> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let WorkerLoop { shared, park } = &mut *self;
-        for _ in 0..GLOBAL_QUEUE_INTERVAL {
+        for _ in 0..MAX_POLLS_PER_TURN {
             let step = context::with_core(|_, core| match core.finish_poll(shared) {
                 Some(flagged) => Err(flagged),
+                // The periodic turn, once the poll that ended is recorded: a turn is not part of
+                // a poll.
+                None if core.reactor_turn.take_periodic() => {
+                    cx.waker().wake_by_ref();
+                    Ok(Poll::Pending)
+                }
                 None => {
                     let next = core.poll_next_task(shared, park, cx);
                     if let Poll::Ready(Some(runnable)) = &next {
@@ -129,6 +141,7 @@ impl Core {
             }
             self.parked = self.prepare_park(shared);
             if self.parked {
+                self.reactor_turn.parked();
                 park.watch_timer = self.watch.as_ref().map(|watch| async_io::Timer::at(watch.deadline().instant()));
             }
         }
@@ -191,11 +204,49 @@ mod tests {
             crate::Builder::new().workers(1).drive_reactor(in_reactor).check(crate::config::Env::none()).unwrap();
         let (shared, mut cores) = Shared::new(config, PoolKind::Private);
         let mut core = cores.pop().unwrap();
+        core.push(&shared, task(), yielded);
+        (shared, core)
+    }
+
+    /// An empty task, never run: its `Runnable` only stands in a queue.
+    fn task() -> crate::task::Runnable {
         let info = crate::task::TaskInfo::new(None, std::panic::Location::caller());
         let (runnable, task) = async_task::Builder::new().metadata(info).spawn(|_| async {}, |_| {});
         task.detach();
-        core.push(&shared, runnable, yielded);
-        (shared, core)
+        runnable
+    }
+
+    /// How many periodic turns `core` asks for over `picks` picks, each picked task putting a new
+    /// one in the LIFO slot if `chain` (a chain of wakes), else taken from a deque of `picks`.
+    fn periodic_turns(in_reactor: bool, chain: bool, picks: usize) -> usize {
+        let (shared, mut core) = core_with_task(in_reactor, false);
+        if !chain {
+            core.take_lifo(&shared).unwrap();
+            for _ in 0..picks {
+                core.local.push(task());
+            }
+        }
+        let mut turns = 0;
+        for _ in 0..picks {
+            core.find_task(&shared).expect("a task at every pick");
+            if chain {
+                core.push(&shared, task(), false);
+            }
+            turns += usize::from(core.reactor_turn.take_periodic());
+        }
+        turns
+    }
+
+    #[test]
+    fn the_reactor_turns_every_interval_of_ticks_and_a_chain_of_wakes_ticks_once_per_run() {
+        let interval = super::GLOBAL_QUEUE_INTERVAL as usize;
+        let run = super::MAX_LIFO_POLLS as usize + 1;
+        assert_eq!(periodic_turns(true, false, 3 * interval), 3, "one turn per interval of tasks from the deque");
+        assert_eq!(periodic_turns(true, false, 3 * interval - 1), 2);
+        assert_eq!(periodic_turns(true, true, 3 * interval * run), 3, "a LIFO run of {run} tasks is one tick");
+        assert_eq!(periodic_turns(true, true, 3 * interval * run - 1), 2);
+        assert_eq!(periodic_turns(false, false, 3 * interval), 0, "no turn outside the reactor");
+        assert_eq!(periodic_turns(false, true, 3 * interval * run), 0);
     }
 
     /// Polls `core` for its next task with a waker that counts its wakes.

@@ -1,6 +1,13 @@
-//! When a worker that drives the reactor lets it turn before running its yielded tasks.
+//! When a worker that drives the reactor lets it turn: periodically, and before running its
+//! yielded tasks.
 //!
 //! Invariants:
+//! - A worker in the reactor lets it turn once every `GLOBAL_QUEUE_INTERVAL` *ticks* (the
+//!   fairness tick of `worker.rs`), not every that many polls: a task run from the LIFO slot
+//!   continues its waker's tick, so a chain of wakes between two tasks (message passing) turns
+//!   the reactor once per up to `(MAX_LIFO_POLLS + 1) * GLOBAL_QUEUE_INTERVAL` polls, as tokio
+//!   polls its driver every `event_interval` ticks. A turn through `async_io::block_on` costs
+//!   five syscalls (polling's timer re-arm, `epoll_ctl` twice, `epoll_wait`, the eventfd read).
 //! - Before a worker in the reactor runs its deferred tasks for want of other work, it lets the
 //!   reactor turn once without blocking, at most once per [`REACTOR_TURN_GAP`], so that tasks
 //!   woken by I/O and timers run before tasks that merely yielded (tokio polls its driver before
@@ -24,6 +31,8 @@ pub(super) const REACTOR_TURN_GAP: Duration = Duration::from_micros(250);
 #[derive(Debug)]
 pub(super) struct ReactorTurn {
     step: Step,
+    /// The fairness tick came round since the last periodic turn (never set outside the reactor).
+    periodic: bool,
     /// When the turn was last given (`None`: never).
     pub(super) last: Option<Instant>,
 }
@@ -43,7 +52,25 @@ enum Step {
 impl ReactorTurn {
     /// For a core whose loop runs inside the reactor if `in_reactor`.
     pub(super) fn new(in_reactor: bool) -> ReactorTurn {
-        ReactorTurn { step: if in_reactor { Step::Idle } else { Step::Off }, last: None }
+        ReactorTurn { step: if in_reactor { Step::Idle } else { Step::Off }, periodic: false, last: None }
+    }
+
+    /// Called at each fairness tick (every `GLOBAL_QUEUE_INTERVAL` ticks): a worker in the
+    /// reactor lets it turn once the task it picks at this tick has run.
+    #[inline]
+    pub(super) fn interval_reached(&mut self) {
+        self.periodic = self.step != Step::Off;
+    }
+
+    /// True once if the periodic turn is due: the loop then gives it.
+    #[inline]
+    pub(super) fn take_periodic(&mut self) -> bool {
+        std::mem::replace(&mut self.periodic, false)
+    }
+
+    /// The worker parks inside the reactor, which then turns anyway: no periodic turn is due.
+    pub(super) fn parked(&mut self) {
+        self.periodic = false;
     }
 
     /// Called when the worker is about to run its deferred tasks (`deferred_filled`: it may have

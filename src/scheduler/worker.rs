@@ -7,7 +7,8 @@
 //! - Order of picking: the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row, without a tick
 //!   (a task run from it continues its waker's tick, as in tokio); then, one tick: every
 //!   [`GLOBAL_QUEUE_INTERVAL`] ticks the deferred list moves to the back of the deque and this
-//!   worker takes its share of the injector first (fairness to yielders and outside spawns); the
+//!   worker takes its share of the injector first (fairness to yielders and outside spawns), and
+//!   a worker in the reactor lets it turn once that task ran (`reactor_turn.rs`); the
 //!   LIFO slot's task, if it had its turns, goes to the back of the deque; then the deque; then a
 //!   batch from the injector; then the deferred list (after a reactor turn, see
 //!   `reactor_turn.rs`); then, as a searcher, a batch stolen from a random victim or the
@@ -260,6 +261,7 @@ impl Core {
         }
         self.tick = self.tick.wrapping_add(1);
         if self.tick % GLOBAL_QUEUE_INTERVAL == 0 {
+            self.reactor_turn.interval_reached();
             // Fairness: yielded tasks wait at most this long behind a stream of new work, and
             // in the deque other workers may take them.
             if self.flush_deferred(shared) {
