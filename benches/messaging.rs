@@ -16,6 +16,13 @@
 //! A foreign wake, like `spawn_one` in `benches/executor.rs`, is bounded below by a thread
 //! wakeup: that file's `floor/thread_round_trip` measures it.
 //!
+//! The `floor` group puts `pair_ping_pong` next to the least a runtime could add to the
+//! channels' own work: `pair_ping_pong_local` runs the same pairs on `W` plain threads (started
+//! once), each with its own share of the pairs on a run queue of its own: async-task's tasks on
+//! a thread-local stack (the task woken last runs next, as from the pools' LIFO slots; a FIFO
+//! queue measured the same), no stealing, no notifies, no reactor, no other thread ever touching
+//! a task (see [`local_pairs`]). With async-task's tasks, no runtime does less per message.
+//!
 //! Run: `cargo bench --bench messaging` (optionally `CREW_BENCH_WORKERS=4`).
 //!
 //! Counts instead of times: `CREW_BENCH_COUNTS=<executor>[/<workload>]` (executor `crew`, `tokio`
@@ -27,12 +34,16 @@
 //! `perf stat -e syscalls:sys_enter_futex,context-switches` the same run counts futex calls too;
 //! one executor per process keeps the counts apart.
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::future::Future;
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::{Acquire, Release};
 use std::sync::{mpsc, Arc};
 use std::thread;
+use std::time::Duration;
 
-use criterion::criterion_group;
+use criterion::{criterion_group, Criterion};
 use futures::channel::oneshot;
 
 // The shared harness: this file's workloads neither yield nor stall, so part of it goes unused.
@@ -51,27 +62,34 @@ const FOREIGN_WAKES: usize = 1_000;
 
 struct PairPingPong;
 
+/// One pair of `pair_ping_pong`: the task that starts each round trip, and its partner.
+fn pair() -> [impl Future<Output = ()> + Send + 'static; 2] {
+    let (ping_send, ping_recv) = async_channel::bounded::<u64>(1);
+    let (pong_send, pong_recv) = async_channel::bounded::<u64>(1);
+    let pinger = async move {
+        let mut count = 0;
+        for _ in 0..ROUND_TRIPS {
+            ping_send.send(count).await.unwrap();
+            count = pong_recv.recv().await.unwrap() + 1;
+        }
+        assert_eq!(count, 2 * ROUND_TRIPS as u64);
+    };
+    let ponger = async move {
+        while let Ok(count) = ping_recv.recv().await {
+            pong_send.send(count + 1).await.unwrap();
+        }
+    };
+    // `Either` gives the two futures one type, unboxed, so that callers spawn them alike.
+    [futures::future::Either::Left(pinger), futures::future::Either::Right(ponger)]
+}
+
 impl Workload for PairPingPong {
     const NAME: &'static str = "pair_ping_pong";
 
     fn iter<E: Exec>(ex: &E) {
         let mut tasks = Vec::with_capacity(2 * PAIRS);
         for _ in 0..PAIRS {
-            let (ping_send, ping_recv) = async_channel::bounded::<u64>(1);
-            let (pong_send, pong_recv) = async_channel::bounded::<u64>(1);
-            tasks.push(ex.spawn(async move {
-                let mut count = 0;
-                for _ in 0..ROUND_TRIPS {
-                    ping_send.send(count).await.unwrap();
-                    count = pong_recv.recv().await.unwrap() + 1;
-                }
-                assert_eq!(count, 2 * ROUND_TRIPS as u64);
-            }));
-            tasks.push(ex.spawn(async move {
-                while let Ok(count) = ping_recv.recv().await {
-                    pong_send.send(count + 1).await.unwrap();
-                }
-            }));
+            tasks.extend(pair().map(|task| ex.spawn(task)));
         }
         ex.block_on(async move {
             for task in tasks {
@@ -150,7 +168,60 @@ impl Workload for ForeignWakes {
     }
 }
 
-criterion_group!(benches, group::<PairPingPong>, group::<RemoteSpawnJoin>, group::<ForeignWakes>);
+thread_local! {
+    /// The run queue of a `local_pairs` thread: the tasks it runs, woken only by each other.
+    static LOCAL_QUEUE: RefCell<VecDeque<async_task::Runnable>> = const { RefCell::new(VecDeque::new()) };
+}
+
+/// A thread of the `floor` group: runs `pairs` pairs of `pair_ping_pong` to the end on its own
+/// run queue each time it is handed a count, and answers when they are done.
+fn local_pairs_thread() -> (mpsc::Sender<usize>, mpsc::Receiver<()>) {
+    let (jobs, received) = mpsc::channel::<usize>();
+    let (done, finished) = mpsc::channel();
+    thread::Builder::new()
+        .name("floor-pairs".into())
+        .spawn(move || {
+            for pairs in received {
+                let schedule = |runnable| LOCAL_QUEUE.with(|queue| queue.borrow_mut().push_back(runnable));
+                let mut tasks = Vec::with_capacity(2 * pairs);
+                for _ in 0..pairs {
+                    for future in pair() {
+                        let (runnable, task) = async_task::spawn(future, schedule);
+                        runnable.schedule();
+                        tasks.push(task);
+                    }
+                }
+                while let Some(runnable) = LOCAL_QUEUE.with(|queue| queue.borrow_mut().pop_back()) {
+                    runnable.run();
+                }
+                assert!(tasks.iter().all(|task| task.is_finished()), "a pair stopped short");
+                done.send(()).unwrap();
+            }
+        })
+        .expect("a floor thread");
+    (jobs, finished)
+}
+
+/// One iteration of `floor/pair_ping_pong_local` on `threads` (started once per process): the
+/// [`PAIRS`] pairs split over them as evenly as they go.
+fn local_pairs(threads: &[(mpsc::Sender<usize>, mpsc::Receiver<()>)]) {
+    for (i, (jobs, _)) in threads.iter().enumerate() {
+        jobs.send(PAIRS / threads.len() + usize::from(i < PAIRS % threads.len())).unwrap();
+    }
+    for (_, finished) in threads {
+        finished.recv().unwrap();
+    }
+}
+
+fn floor_group(c: &mut Criterion) {
+    let threads: Vec<_> = (0..common::workers()).map(|_| local_pairs_thread()).collect();
+    let mut group = c.benchmark_group("floor");
+    group.sample_size(20).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
+    group.bench_function("pair_ping_pong_local", |b| b.iter(|| local_pairs(&threads)));
+    group.finish();
+}
+
+criterion_group!(benches, group::<PairPingPong>, group::<RemoteSpawnJoin>, group::<ForeignWakes>, floor_group);
 
 fn main() {
     match std::env::var("CREW_BENCH_COUNTS") {
