@@ -6,8 +6,8 @@
 //!   that work it left behind gets a searcher (see `sleep/README.md`).
 //! - A scan starts with a SeqCst fence, which the no-lost-wakeup proof relies on.
 //! - A searcher that found nothing sweeps again for up to the pool's spin before parking
-//!   (`Builder::spin_before_park`, 20 µs by default, zero under loom), still counted as a
-//!   searcher, then parks. It spins only if it found a task since it last woke or spun, so a
+//!   (`Builder::spin_before_park`, 20 µs by default, zero under loom), yielding its thread
+//!   between sweeps, still counted as a searcher, then parks. It spins only if it found a task since it last woke or spun, so a
 //!   worker woken for nothing (the watcher at its deadline, a searcher whose work another took)
 //!   parks again at once. Searchers are capped at half the workers (rounded up), and so are
 //!   spinners; a pool whose work ran out spins once per worker, then sleeps.
@@ -20,12 +20,8 @@ use crate::task::Runnable;
 
 use super::shared::Shared;
 use super::worker::{note_queued, Core};
-use crate::sync::{fence, retry, Deadline, Ordering};
+use crate::sync::{fence, retry, thread, Deadline, Ordering};
 use crate::task::Doing;
-
-/// Pause instructions between two sweeps of a spinning searcher (about a microsecond): a
-/// sweep locks the other workers' deferred lists, which their owners use too.
-const SPIN_PAUSES: u32 = 64;
 
 impl Core {
     /// A task from this core's queues, the injector, or (as a searcher) other workers.
@@ -60,10 +56,16 @@ impl Core {
         }
     }
 
-    /// After a sweep found nothing: sweeps again, pausing briefly between sweeps, until one
+    /// After a sweep found nothing: sweeps again, yielding the thread between sweeps, until one
     /// finds a task or the pool's spin before parking (`Builder::spin_before_park`) is over;
     /// still a counted searcher meanwhile, so that pushers skip their notify (see the module
     /// docs). `None`: the caller parks as after any fruitless search.
+    ///
+    /// The yield (`sched_yield`) rather than pause instructions: on a machine with no idle core
+    /// the thread that will produce the next task (a spawner or `block_on` thread outside the
+    /// pool, another worker) may be waiting for this very core, and a spinner that held it would
+    /// delay the work it waits for. With 2 workers on 2 cores, pauses made `spawn_batch` 22%
+    /// slower and `spawn_one` 20 to 30% slower than yields (BENCHMARKS.md, "Levers measured").
     #[cold]
     #[inline(never)]
     fn spin_steal(&mut self, shared: &Shared) -> Option<Runnable> {
@@ -73,9 +75,8 @@ impl Core {
         }
         let deadline = Deadline::after(spin);
         loop {
-            for _ in 0..SPIN_PAUSES {
-                std::hint::spin_loop();
-            }
+            // Offers the core to any other thread that is ready to run (see the function's docs).
+            thread::yield_now();
             if let Some(runnable) = self.steal(shared) {
                 return Some(runnable);
             }
