@@ -395,10 +395,11 @@ impl Builder {
     /// meanwhile (from a plain thread's `block_on`, a foreign wake, another worker) is taken
     /// without a thread wakeup, at the cost of up to this much CPU each time a worker runs dry.
     /// Between sweeps the worker yields its thread (`sched_yield`), so a spinner never keeps a
-    /// thread that is ready to run off the core it is on. A worker spins only if it ran a task since it last woke, so one woken for nothing (the
-    /// watcher at its deadline, say) parks again at once. At most half the workers (rounded
-    /// up) search, and so spin, at once; a pool whose work ran out spins once per worker, then
-    /// sleeps. `Duration::ZERO` parks at once, as tokio does.
+    /// thread that is ready to run off the core it is on. A worker spins only if it ran a task
+    /// since it last woke, so one woken for nothing (the watcher at its deadline, say) parks
+    /// again at once. At most half the workers (rounded up) search, and so spin, at once; a pool
+    /// whose work ran out spins once per worker, then sleeps. `Duration::ZERO` parks at once, as
+    /// tokio does.
     ///
     /// # Examples
     ///

@@ -7,9 +7,9 @@
 //! - A scan starts with a SeqCst fence, which the no-lost-wakeup proof relies on.
 //! - A searcher that found nothing sweeps again for up to the pool's spin before parking
 //!   (`Builder::spin_before_park`, 20 µs by default, zero under loom), yielding its thread
-//!   between sweeps, still counted as a searcher, then parks. It spins only if it found a task since it last woke or spun, so a
-//!   worker woken for nothing (the watcher at its deadline, a searcher whose work another took)
-//!   parks again at once. Searchers are capped at half the workers (rounded up), and so are
+//!   between sweeps, still counted as a searcher, then parks. It spins only if it found a task
+//!   since it last woke or spun, so a worker woken for nothing (the watcher at its deadline, a
+//!   searcher whose work another took) parks again at once. Searchers are capped at half the workers (rounded up), and so are
 //!   spinners; a pool whose work ran out spins once per worker, then sleeps.
 //! - A searcher steals from other workers' deques (a batch: half of the deque, at most 32
 //!   tasks, crossbeam-deque's cap), the injector, and, as a last resort, the older half of
