@@ -36,7 +36,13 @@ fn child_dump() {
     let builder = crew::task::Builder::new().name("global-waiter");
     let (handle, line) = (builder.spawn(rx), line!());
     let id = handle.id();
-    wait_until("the waiter's first poll", || crew::dump().tasks().iter().any(|task| task.polls() == 1));
+    // A poll is counted as it begins: wait for the first one to end, not to begin.
+    wait_until("the waiter's first poll to end", || {
+        crew::dump()
+            .tasks()
+            .iter()
+            .any(|task| task.polls() == 1 && !matches!(task.state(), crew::TaskState::Running { .. }))
+    });
     let dump = crew::dump();
     assert!(dump.is_enabled());
     let task = dump.tasks().iter().find(|task| task.id() == id).expect("the waiting task is listed");
