@@ -169,7 +169,8 @@ impl Workload for ForeignWakes {
 }
 
 thread_local! {
-    /// The run queue of a `local_pairs` thread: the tasks it runs, woken only by each other.
+    /// The run queue of a `local_pairs` thread, taken last in first out: the tasks it runs,
+    /// woken only by each other.
     static LOCAL_QUEUE: RefCell<VecDeque<async_task::Runnable>> = const { RefCell::new(VecDeque::new()) };
 }
 

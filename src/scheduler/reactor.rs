@@ -62,12 +62,14 @@ impl Future for WorkerLoop<'_> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let WorkerLoop { shared, park } = &mut *self;
-        for _ in 0..MAX_POLLS_PER_TURN {
+        // Tasks run since this poll of the loop began.
+        let mut ran = 0;
+        loop {
             let step = context::with_core(|_, core| match core.finish_poll(shared) {
                 Some(flagged) => Err(flagged),
-                // The periodic turn, once the poll that ended is recorded: a turn is not part of
-                // a poll.
-                None if core.reactor_turn.take_periodic() => {
+                // The periodic turn (or the backstop's), once the poll that ended is recorded: a
+                // turn is not part of a poll.
+                None if core.reactor_turn.take_periodic() || ran == MAX_POLLS_PER_TURN => {
                     cx.waker().wake_by_ref();
                     Ok(Poll::Pending)
                 }
@@ -80,7 +82,10 @@ impl Future for WorkerLoop<'_> {
                 }
             });
             match step {
-                Some(Ok(Poll::Ready(Some(runnable)))) => run_task(runnable),
+                Some(Ok(Poll::Ready(Some(runnable)))) => {
+                    run_task(runnable);
+                    ran += 1;
+                }
                 Some(Ok(Poll::Pending)) => return Poll::Pending,
                 // Shutdown.
                 Some(Ok(Poll::Ready(None))) => return Poll::Ready(()),
@@ -94,15 +99,6 @@ impl Future for WorkerLoop<'_> {
                 None => return Poll::Ready(()),
             }
         }
-        // The last poll ends before the reactor turns: a turn is not part of a poll.
-        if let Some(Some(flagged)) = context::with_core(|_, core| core.finish_poll(shared)) {
-            shared.report_returned(flagged.index);
-            if flagged.taken {
-                return Poll::Ready(());
-            }
-        }
-        cx.waker().wake_by_ref();
-        Poll::Pending
     }
 }
 

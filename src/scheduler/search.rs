@@ -9,8 +9,9 @@
 //!   (`Builder::spin_before_park`, 20 µs by default, zero under loom), yielding its thread
 //!   between sweeps, still counted as a searcher, then parks. It spins only if it found a task
 //!   since it last woke or spun, so a worker woken for nothing (the watcher at its deadline, a
-//!   searcher whose work another took) parks again at once. Searchers are capped at half the workers (rounded up), and so are
-//!   spinners; a pool whose work ran out spins once per worker, then sleeps.
+//!   searcher whose work another took) parks again at once. Searchers are capped at half the
+//!   workers (rounded up), and so are spinners; a pool whose work ran out spins once per
+//!   worker, then sleeps.
 //! - A searcher steals from other workers' deques (a batch: half of the deque, at most 32
 //!   tasks, crossbeam-deque's cap), the injector, and, as a last resort, the older half of
 //!   another worker's deferred list. It never touches another core's LIFO slot: that is the
