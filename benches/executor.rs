@@ -38,9 +38,15 @@
 //!   wake each other once each with `std::thread` park/unpark, no executor (see
 //!   [`thread_round_trip`]). `spawn_one` from a thread outside the pool onto parked workers needs
 //!   at least this: one wakeup to get the task run, one to get its output back.
+//! - `cache_line_round_trip`: two threads spinning on one atomic, handing it back and forth
+//!   (see `common::cache_line_round_trips`): what this machine charges to move a cache line
+//!   between two cores and back, which every hand-off between workers pays. On this project's
+//!   VM it takes about 85 ns at some times and about 430 ns at others, and every executor's
+//!   message-passing times move with it (`BENCHMARKS.md`, "The machine's two states").
 //!
 //! Run: `cargo bench --bench executor` (optionally `CREW_BENCH_WORKERS=4 cargo bench --bench
-//! executor`, or `cargo bench --bench executor -- floor` for one group).
+//! executor`, or `cargo bench --bench executor -- floor` for one group). `CREW_BENCH_MODES=<workload>`
+//! runs one workload's modes probe instead (see `benches/spawn.rs` and `common::main`).
 
 use std::future::Future;
 use std::hint::black_box;
@@ -50,11 +56,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 
 mod common;
 
-use common::{group, stall, start_async_executor, start_crew, start_tokio, workers, Exec, Workload};
+use common::{group, modes_probe, stall, with_executor, workers, Exec, ExecJob, Workload, EXECUTORS};
 
 /// Tasks spawned by `spawn_batch`.
 const BATCH: usize = 250;
@@ -407,28 +413,30 @@ fn thread_round_trip(iters: u64) -> Duration {
     elapsed
 }
 
+/// The member `{executor}_spawn_join_one` of the `floor` group, as an [`ExecJob`].
+struct SpawnJoinOne<'a, 'g> {
+    group: &'a mut criterion::BenchmarkGroup<'g, criterion::measurement::WallTime>,
+    name: String,
+}
+
+impl ExecJob for SpawnJoinOne<'_, '_> {
+    type Output = ();
+
+    fn run<E: Exec>(self, ex: &E, _pool: Option<&crew::Pool>) {
+        self.group.bench_function(self.name, |b| b.iter_custom(|iters| spawn_join_one(ex, iters)));
+    }
+}
+
 fn floor_group(c: &mut Criterion) {
     let mut group = c.benchmark_group("floor");
     group.sample_size(20).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
     group.bench_function("floor", |b| b.iter(floor));
     group.bench_function("thread_round_trip", |b| b.iter_custom(thread_round_trip));
-    {
-        let (owner, ex) = start_crew(1);
-        group.bench_function("crew_spawn_join_one", |b| b.iter_custom(|iters| spawn_join_one(&ex, iters)));
-        drop(ex);
-        drop(owner);
-    }
-    {
-        let (runtime, ex) = start_tokio(1);
-        group.bench_function("tokio_spawn_join_one", |b| b.iter_custom(|iters| spawn_join_one(&ex, iters)));
-        drop(ex);
-        drop(runtime);
-    }
-    {
-        let (owner, ex) = start_async_executor(1);
-        group.bench_function("async_executor_spawn_join_one", |b| b.iter_custom(|iters| spawn_join_one(&ex, iters)));
-        drop(ex);
-        drop(owner);
+    group.bench_function("cache_line_round_trip", |b| {
+        b.iter_custom(|iters| common::cache_line_round_trips(Duration::ZERO, iters))
+    });
+    for executor in EXECUTORS {
+        with_executor(executor, 1, SpawnJoinOne { group: &mut group, name: format!("{executor}_spawn_join_one") });
     }
     group.finish();
 }
@@ -445,4 +453,19 @@ criterion_group!(
     group::<WebServer>,
     floor_group,
 );
-criterion_main!(benches);
+
+fn main() {
+    common::main(
+        benches,
+        &[
+            modes_probe::<SpawnOne>(),
+            modes_probe::<SpawnBatch>(),
+            modes_probe::<SpawnManyLocal25k>(),
+            modes_probe::<SpawnRecursively>(),
+            modes_probe::<YieldNowMany>(),
+            modes_probe::<BusyChains>(),
+            modes_probe::<Channels>(),
+            modes_probe::<WebServer>(),
+        ],
+    );
+}

@@ -24,6 +24,8 @@
 //! a task (see [`local_pairs`]). With async-task's tasks, no runtime does less per message.
 //!
 //! Run: `cargo bench --bench messaging` (optionally `CREW_BENCH_WORKERS=4`).
+//! `CREW_BENCH_MODES=<workload>` runs one workload's modes probe instead (see
+//! `benches/spawn.rs` and `common::main`).
 //!
 //! Counts instead of times: `CREW_BENCH_COUNTS=<executor>[/<workload>]` (executor `crew`, `tokio`
 //! or `async_executor`) runs each workload (or the one named) [`COUNT_ITERS`] times after a
@@ -50,7 +52,7 @@ use futures::channel::oneshot;
 #[allow(dead_code)]
 mod common;
 
-use common::{group, Exec, Workload};
+use common::{group, modes_probe, Exec, Workload};
 
 /// Task pairs in `pair_ping_pong`, and round trips per pair.
 const PAIRS: usize = 100;
@@ -227,10 +229,10 @@ criterion_group!(benches, group::<PairPingPong>, group::<RemoteSpawnJoin>, group
 fn main() {
     match std::env::var("CREW_BENCH_COUNTS") {
         Ok(which) => counts::run(&which),
-        Err(std::env::VarError::NotPresent) => {
-            benches();
-            criterion::Criterion::default().configure_from_args().final_summary();
-        }
+        Err(std::env::VarError::NotPresent) => common::main(
+            benches,
+            &[modes_probe::<PairPingPong>(), modes_probe::<RemoteSpawnJoin>(), modes_probe::<ForeignWakes>()],
+        ),
         Err(std::env::VarError::NotUnicode(value)) => {
             panic!("CREW_BENCH_COUNTS={value:?} is not UTF-8; expected <executor>[/<workload>]")
         }
@@ -245,9 +247,8 @@ const COUNT_WARM_UP: usize = 20;
 mod counts {
     use super::*;
 
-    use common::{start_async_executor, start_crew, start_tokio, workers};
+    use common::{with_executor, workers, ExecJob, EXECUTORS};
 
-    const EXECUTORS: [&str; 3] = ["crew", "tokio", "async_executor"];
     /// Each workload with its unit of work and how many units one iteration does.
     const WORKLOADS: [(&str, &str, usize); 3] = [
         (PairPingPong::NAME, "round trip", PAIRS * ROUND_TRIPS),
@@ -275,29 +276,7 @@ mod counts {
             if only.is_some_and(|only| only != name) {
                 continue;
             }
-            let line = match executor {
-                "crew" => {
-                    let (owner, ex) = start_crew(workers());
-                    let line = count(name, &ex, Some(&*ex.0));
-                    drop(ex);
-                    drop(owner);
-                    line
-                }
-                "tokio" => {
-                    let (runtime, ex) = start_tokio(workers());
-                    let line = count(name, &ex, None);
-                    drop(ex);
-                    drop(runtime);
-                    line
-                }
-                _ => {
-                    let (owner, ex) = start_async_executor(workers());
-                    let line = count(name, &ex, None);
-                    drop(ex);
-                    drop(owner);
-                    line
-                }
-            };
+            let line = with_executor(executor, workers(), Count(name));
             println!("{name:>18} (per {unit}): {}", line.per(units * COUNT_ITERS));
         }
     }
@@ -332,6 +311,17 @@ mod counts {
                 line += &format!(", {label} {:.4}", per(*n));
             }
             line
+        }
+    }
+
+    /// Counts the workload named in it (see [`count`]), as an [`ExecJob`].
+    struct Count<'a>(&'a str);
+
+    impl ExecJob for Count<'_> {
+        type Output = Counted;
+
+        fn run<E: Exec>(self, ex: &E, pool: Option<&crew::Pool>) -> Counted {
+            count(self.0, ex, pool)
         }
     }
 

@@ -31,17 +31,21 @@
 //! executor" to spawn onto).
 //!
 //! Run: `cargo bench --bench spawn` (optionally `CREW_BENCH_WORKERS=4 cargo bench --bench spawn`).
+//!
+//! Modes instead of criterion: `CREW_BENCH_MODES=ping_pong cargo bench --bench spawn` runs one
+//! workload in rounds on the three executors, with the machine's cache-line round trip beside
+//! each round (see `common::main`): how `ping_pong`'s slow mode was traced to the machine.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main};
+use criterion::criterion_group;
 
 mod common;
 
-use common::{group, stall, workers, Exec, Workload};
+use common::{group, modes_probe, stall, workers, Exec, Workload};
 
 /// Spawns in the `spawn_many_*` workloads.
 const NUM_SPAWN: usize = 10_000;
@@ -220,4 +224,17 @@ criterion_group!(
     group::<YieldMany>,
     group::<ChainedSpawn>,
 );
-criterion_main!(benches);
+
+fn main() {
+    common::main(
+        benches,
+        &[
+            modes_probe::<SpawnManyLocal>(),
+            modes_probe::<SpawnManyRemoteIdle>(),
+            modes_probe::<SpawnManyRemoteBusy>(),
+            modes_probe::<PingPong>(),
+            modes_probe::<YieldMany>(),
+            modes_probe::<ChainedSpawn>(),
+        ],
+    );
+}

@@ -1,7 +1,9 @@
-//! Shared by the criterion benches `spawn` and `executor`: the worker count, one `Exec` trait
-//! implemented by crew, tokio's multi-thread runtime and async-executor (each started with the
-//! same number of worker threads), and the harness that runs one workload as one criterion group
-//! with members `crew`, `tokio` and `async_executor`. The executor set-up is described in
+//! Shared by the criterion benches `spawn`, `executor` and `messaging`: the worker count, one
+//! `Exec` trait implemented by crew, tokio's multi-thread runtime and async-executor (each
+//! started with the same number of worker threads), the harness that runs one workload as one
+//! criterion group with members `crew`, `tokio` and `async_executor`, and the bench files'
+//! `main`, which runs either those groups or, with `CREW_BENCH_MODES=<workload>`, the modes
+//! probe of one workload (see [`main`]). The executor set-up is described in
 //! `benches/spawn.rs`'s module docs. crew's pool drives async-io's reactor while it parks (the
 //! default); with `CREW_BENCH_NO_REACTOR` set (to anything) it parks plainly instead
 //! (`Builder::drive_reactor(false)`), to measure what the reactor costs these workloads; with
@@ -11,7 +13,10 @@
 //! once), to measure what the spin buys and costs.
 
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::{Acquire, Release};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::thread;
@@ -272,27 +277,246 @@ pub fn member<W: Workload, E: Exec>(
     }
 }
 
+/// The executors every group measures, in the order it measures them (its members' names).
+pub const EXECUTORS: [&str; 3] = ["crew", "tokio", "async_executor"];
+
+/// A job for one executor, whichever it is (see [`with_executor`]).
+pub trait ExecJob {
+    type Output;
+
+    /// Runs on `ex`; `pool` is crew's pool when `ex` is crew (for its metrics).
+    fn run<E: Exec>(self, ex: &E, pool: Option<&crew::Pool>) -> Self::Output;
+}
+
+/// Starts the executor `name` (one of [`EXECUTORS`]) with `workers` threads, runs `job` on it,
+/// then stops it: only one executor's threads exist at a time.
+pub fn with_executor<J: ExecJob>(name: &str, workers: usize, job: J) -> J::Output {
+    match name {
+        "crew" => {
+            let (owner, ex) = start_crew(workers);
+            let output = job.run(&ex, Some(&*ex.0));
+            drop(ex);
+            drop(owner);
+            output
+        }
+        "tokio" => {
+            let (runtime, ex) = start_tokio(workers);
+            let output = job.run(&ex, None);
+            drop(ex);
+            drop(runtime);
+            output
+        }
+        "async_executor" => {
+            let (owner, ex) = start_async_executor(workers);
+            let output = job.run(&ex, None);
+            drop(ex);
+            drop(owner);
+            output
+        }
+        _ => panic!("unknown executor {name:?}: expected one of {EXECUTORS:?}"),
+    }
+}
+
+/// The criterion member `name` of `W`'s group (see [`member`]), as an [`ExecJob`].
+struct Member<'a, 'g, W> {
+    group: &'a mut criterion::BenchmarkGroup<'g, criterion::measurement::WallTime>,
+    name: &'static str,
+    workload: PhantomData<W>,
+}
+
+impl<W: Workload> ExecJob for Member<'_, '_, W> {
+    type Output = ();
+
+    fn run<E: Exec>(self, ex: &E, _pool: Option<&crew::Pool>) {
+        member::<W, E>(self.group, self.name, ex);
+    }
+}
+
 pub fn group<W: Workload>(c: &mut Criterion) {
     let workers = workers();
     let mut group = c.benchmark_group(W::NAME);
     group.sample_size(20).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
-    {
-        let (owner, ex) = start_crew(workers);
-        member::<W, _>(&mut group, "crew", &ex);
-        drop(ex);
-        drop(owner);
-    }
-    {
-        let (runtime, ex) = start_tokio(workers);
-        member::<W, _>(&mut group, "tokio", &ex);
-        drop(ex);
-        drop(runtime);
-    }
-    {
-        let (owner, ex) = start_async_executor(workers);
-        member::<W, _>(&mut group, "async_executor", &ex);
-        drop(ex);
-        drop(owner);
+    for name in EXECUTORS {
+        with_executor(name, workers, Member::<W> { group: &mut group, name, workload: PhantomData });
     }
     group.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// the machine's cross-core hand-off, and the modes probe
+
+/// `iters` round trips of one cache line between this thread and a partner thread, both
+/// spinning on it (no pause, no park): this thread writes an odd turn, the partner answers with
+/// the next even one. What the machine charges for moving a line from one core to another and
+/// back, which every message, wake and steal between two workers pays at least once. Thread
+/// start and join are outside the time, and so are the round trips of the first `warm_up`.
+///
+/// The warm-up is for a machine that was idle: on this project's 2-vCPU VM, round trips right
+/// after an idle spell take 200 to 1,200 ns, and settle after some 200 ms of spinning.
+pub fn cache_line_round_trips(warm_up: Duration, iters: u64) -> Duration {
+    const STOP: u64 = u64::MAX;
+    let turn = Arc::new(AtomicU64::new(0));
+    let partner = {
+        let turn = turn.clone();
+        thread::spawn(move || loop {
+            let seen = turn.load(Acquire);
+            if seen == STOP {
+                break;
+            }
+            if seen % 2 == 1 {
+                turn.store(seen + 1, Release);
+            }
+        })
+    };
+    let mut turns = 0;
+    let mut round_trip = || {
+        turns += 2;
+        turn.store(turns - 1, Release);
+        while turn.load(Acquire) != turns {}
+    };
+    let warm = Instant::now();
+    while warm.elapsed() < warm_up {
+        round_trip();
+    }
+    let start = Instant::now();
+    for _ in 0..iters {
+        round_trip();
+    }
+    let elapsed = start.elapsed();
+    turn.store(STOP, Release);
+    partner.join().expect("the cache-line partner thread panicked");
+    elapsed
+}
+
+/// One cache-line round trip in nanoseconds, after 200 ms of warm-up: the median of five runs
+/// of 20,000.
+pub fn cache_line_round_trip_ns() -> u64 {
+    const ROUND_TRIPS: u64 = 20_000;
+    let warm_up = Duration::from_millis(200);
+    let mut runs: Vec<u64> = (0..5)
+        .map(|run| {
+            let warm_up = if run == 0 { warm_up } else { Duration::ZERO };
+            cache_line_round_trips(warm_up, ROUND_TRIPS).as_nanos() as u64 / ROUND_TRIPS
+        })
+        .collect();
+    runs.sort_unstable();
+    runs[2]
+}
+
+/// A workload the `CREW_BENCH_MODES` probe can run: its name, and the probe for it.
+pub type ModesProbe = (&'static str, fn());
+
+/// The `CREW_BENCH_MODES` probe of `W` (see [`main`]).
+pub fn modes_probe<W: Workload>() -> ModesProbe {
+    (W::NAME, modes::<W>)
+}
+
+/// Rounds of the `CREW_BENCH_MODES` probe, and timed and warm-up iterations per executor and round.
+const MODE_ROUNDS: usize = 20;
+const MODE_ITERS: usize = 100;
+const MODE_WARM_UP: usize = 10;
+
+/// The bench file's `main`: its criterion groups `benches`, or, with
+/// `CREW_BENCH_MODES=<workload>` (one of `probes`), the modes probe of that workload.
+///
+/// The probe looks for a workload's *modes*: a process in which every executor runs the
+/// workload about twice as slowly as in another. For [`MODE_ROUNDS`] rounds it runs the workload
+/// on each executor in turn ([`MODE_ITERS`] timed iterations after [`MODE_WARM_UP`]) and prints
+/// the median of each, with the machine's [`cache_line_round_trip_ns`] measured before and after
+/// the round (a slow round whose round trips are slow too is the machine's, not an
+/// executor's), and what crew's workers did per iteration (from its metrics).
+pub fn main(benches: fn(), probes: &[ModesProbe]) {
+    match std::env::var("CREW_BENCH_MODES") {
+        Ok(name) => match probes.iter().find(|(probe, _)| *probe == name) {
+            Some((_, probe)) => probe(),
+            None => {
+                let names: Vec<&str> = probes.iter().map(|(name, _)| *name).collect();
+                panic!("CREW_BENCH_MODES={name:?}: expected one of this file's workloads, {names:?}")
+            }
+        },
+        Err(std::env::VarError::NotPresent) => {
+            benches();
+            Criterion::default().configure_from_args().final_summary();
+        }
+        Err(std::env::VarError::NotUnicode(value)) => {
+            panic!("CREW_BENCH_MODES={value:?} is not UTF-8; expected a workload's name")
+        }
+    }
+}
+
+/// The median time of [`MODE_ITERS`] iterations of `W` (see [`main`]), as an [`ExecJob`]; for
+/// crew, with what its workers did per iteration.
+struct Median<W>(PhantomData<W>);
+
+impl<W: Workload> ExecJob for Median<W> {
+    type Output = (Duration, Option<String>);
+
+    fn run<E: Exec>(self, ex: &E, pool: Option<&crew::Pool>) -> (Duration, Option<String>) {
+        let stop = W::background(ex);
+        for _ in 0..MODE_WARM_UP {
+            W::iter(ex);
+        }
+        let before = pool.map(crew::Pool::metrics);
+        let mut times: Vec<Duration> = (0..MODE_ITERS)
+            .map(|_| {
+                let start = Instant::now();
+                W::iter(ex);
+                start.elapsed()
+            })
+            .collect();
+        let after = pool.map(crew::Pool::metrics);
+        if let Some(stop) = stop {
+            stop();
+        }
+        times.sort_unstable();
+        (times[MODE_ITERS / 2], before.zip(after).map(|(before, after)| per_iteration(&before, &after)))
+    }
+}
+
+/// What crew's workers did per iteration between two snapshots of its metrics, worker by
+/// worker: polls, LIFO runs, tasks stolen, steal sweeps, parks, and the time out of park.
+fn per_iteration(before: &crew::Metrics, after: &crew::Metrics) -> String {
+    let per = |n: u64| n as f64 / MODE_ITERS as f64;
+    let workers: Vec<String> = after
+        .workers
+        .iter()
+        .zip(&before.workers)
+        .map(|(a, b)| {
+            format!(
+                "{:.0} polls, {:.0} LIFO, {:.0} stolen, {:.0} sweeps, {:.1} parks, busy {:.3} ms",
+                per(a.polls - b.polls),
+                per(a.lifo_runs - b.lifo_runs),
+                per(a.stolen - b.stolen),
+                per(a.steal_attempts - b.steal_attempts),
+                per(a.parks - b.parks),
+                (a.busy - b.busy).as_secs_f64() * 1e3 / MODE_ITERS as f64,
+            )
+        })
+        .collect();
+    workers.join(" | ")
+}
+
+/// The `CREW_BENCH_MODES` probe (see [`main`]).
+fn modes<W: Workload>() {
+    let workers = workers();
+    println!(
+        "{}, {workers} workers: per round, each executor's median of {MODE_ITERS} iterations (after \
+         {MODE_WARM_UP}), and one cache-line round trip between two spinning threads before and after",
+        W::NAME
+    );
+    for round in 1..=MODE_ROUNDS {
+        let before = cache_line_round_trip_ns();
+        let mut crew = None;
+        let mut medians = Vec::new();
+        for name in EXECUTORS {
+            let (median, counts) = with_executor(name, workers, Median::<W>(PhantomData));
+            medians.push(format!("{name} {:.3} ms", median.as_secs_f64() * 1e3));
+            crew = crew.or(counts);
+        }
+        let after = cache_line_round_trip_ns();
+        println!("round {round:>2}: {}; round trip {before} ns before, {after} ns after", medians.join(", "));
+        if let Some(crew) = crew {
+            println!("          crew per iteration: {crew}");
+        }
+    }
 }
