@@ -45,8 +45,9 @@
 //!   message-passing times move with it (`BENCHMARKS.md`, "The machine's two states").
 //!
 //! Run: `cargo bench --bench executor` (optionally `CREW_BENCH_WORKERS=4 cargo bench --bench
-//! executor`, or `cargo bench --bench executor -- floor` for one group). `CREW_BENCH_MODES=<workload>`
-//! runs one workload's modes probe instead (see `benches/spawn.rs` and `common::main`).
+//! executor`, or `cargo bench --bench executor -- floor` for one group).
+//! `CREW_BENCH_MODES=<workload>` runs one workload's modes probe instead (see
+//! `benches/spawn.rs` and `common::main`).
 
 use std::future::Future;
 use std::hint::black_box;

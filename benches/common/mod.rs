@@ -419,8 +419,8 @@ const MODE_WARM_UP: usize = 10;
 /// The bench file's `main`: its criterion groups `benches`, or, with
 /// `CREW_BENCH_MODES=<workload>` (one of `probes`), the modes probe of that workload.
 ///
-/// The probe looks for a workload's *modes*: a process in which every executor runs the
-/// workload about twice as slowly as in another. For [`MODE_ROUNDS`] rounds it runs the workload
+/// The probe looks for a workload's *modes*: spells in which it runs far slower than usual, on
+/// one executor or on all of them. For [`MODE_ROUNDS`] rounds it runs the workload
 /// on each executor in turn ([`MODE_ITERS`] timed iterations after [`MODE_WARM_UP`]) and prints
 /// the median of each, with the machine's [`cache_line_round_trip_ns`] measured before and after
 /// the round (a slow round whose round trips are slow too is the machine's, not an
