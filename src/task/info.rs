@@ -37,9 +37,9 @@ const ID_BLOCK: u64 = 1024;
 pub struct TaskId(NonZeroU64);
 
 impl TaskId {
-    /// The next id of this thread's block.
+    /// The next id of this thread's block: a fresh id, for a task or a `block_on` span.
     #[inline]
-    fn next() -> TaskId {
+    pub(crate) fn next() -> TaskId {
         // Not under loom's model: a plain std atomic, outside every protocol crew checks.
         static NEXT_BLOCK: AtomicU64 = AtomicU64::new(1);
         thread_local! {

@@ -80,8 +80,7 @@ impl Trace {
     /// The span of a `block_on` call made at `location`.
     #[cfg(feature = "tracing")]
     pub(crate) fn block_on(location: &'static Location<'static>) -> Trace {
-        let info = TaskInfo::new(None, location);
-        Trace::span(info.id().as_u64(), None, location, Kind::BlockOn)
+        Trace::span(super::TaskId::next().as_u64(), None, location, Kind::BlockOn)
     }
 
     #[cfg(feature = "tracing")]
