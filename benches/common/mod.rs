@@ -332,14 +332,21 @@ impl<W: Workload> ExecJob for Member<'_, '_, W> {
     }
 }
 
+/// The criterion group of `W`: one member per executor. It prints the machine's cache-line
+/// round trip before and after the group ([`cache_line_round_trip_ns`]), so that each run
+/// records which of the machine's states its groups were measured in (`BENCHMARKS.md`, "The
+/// machine's two states").
 pub fn group<W: Workload>(c: &mut Criterion) {
     let workers = workers();
+    let before = cache_line_round_trip_ns();
     let mut group = c.benchmark_group(W::NAME);
     group.sample_size(20).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
     for name in EXECUTORS {
         with_executor(name, workers, Member::<W> { group: &mut group, name, workload: PhantomData });
     }
     group.finish();
+    let after = cache_line_round_trip_ns();
+    println!("{}: the machine's cache-line round trip {before} ns before, {after} ns after\n", W::NAME);
 }
 
 // ---------------------------------------------------------------------------------------------
