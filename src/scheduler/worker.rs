@@ -4,6 +4,9 @@
 //! - A `Core` is owned by exactly one thread at a time, the one running its loop (it lives in
 //!   that thread's context, see `context.rs`). Tasks scheduled on that thread for the same pool
 //!   go into it; everything else goes to the pool's injector.
+//! - A `Core` shares no cache line with anything else: it is aligned to, and sized in, 128-byte
+//!   pairs of lines (64 bytes where crossbeam's `CachePadded` uses less than 128). Its owner
+//!   writes it at every poll, and the pool boxes its cores one after another.
 //! - Order of picking: the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row, without a tick
 //!   (a task run from it continues its waker's tick, as in tokio); then, one tick: every
 //!   [`GLOBAL_QUEUE_INTERVAL`] ticks the deferred list moves to the back of the deque and this
@@ -42,6 +45,13 @@ pub(super) const MAX_INTERVAL_BATCH: usize = shrunk_under_loom(128, 2);
 pub(super) const MAX_LIFO_POLLS: u32 = 3;
 
 /// One worker's local state; owned by the thread running its loop.
+///
+/// Aligned (and so sized) to whole 128-byte pairs of cache lines, as crossbeam's `CachePadded`
+/// is: the pool boxes its cores one after another, and its owner writes a core at every poll
+/// (`tick`, `polls`, `polling`), so two cores sharing a line would make both workers pay for
+/// each other's polls.
+#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "powerpc64"), repr(align(128)))]
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "powerpc64")), repr(align(64)))]
 pub(super) struct Core {
     pub(super) index: usize,
     /// Whether this core may have put a task in its LIFO slot since it last emptied it (a thief
@@ -377,6 +387,28 @@ impl Drop for Core {
         // `Shared::retire_core` empties the LIFO slot and the deferred list.
         while let Some(runnable) = self.local.pop() {
             drop(runnable);
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boxed_cores_never_share_a_cache_line() {
+        let lines = if cfg!(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "powerpc64")) {
+            128
+        } else {
+            64
+        };
+        assert_eq!(std::mem::align_of::<Core>(), lines);
+        // Boxed one after another, as the pool boxes them: each starts and ends on a boundary.
+        let cores: Vec<Box<Core>> = (0..4).map(|index| Box::new(Core::new(index, Worker::new_fifo(), false))).collect();
+        for core in &cores {
+            let start = (&**core as *const Core).addr();
+            assert_eq!(start % lines, 0, "core {} starts inside a line pair", core.index);
+            assert_eq!(std::mem::size_of::<Core>() % lines, 0);
         }
     }
 }
