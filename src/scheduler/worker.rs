@@ -5,8 +5,9 @@
 //!   that thread's context, see `context.rs`). Tasks scheduled on that thread for the same pool
 //!   go into it; everything else goes to the pool's injector.
 //! - A `Core` shares no cache line with anything else: it is aligned to, and sized in, 128-byte
-//!   pairs of lines (64 bytes where crossbeam's `CachePadded` uses less than 128). Its owner
-//!   writes it at every poll, and the pool boxes its cores one after another.
+//!   pairs of lines on x86-64, AArch64 and 64-bit PowerPC (as crossbeam's `CachePadded`), 64
+//!   bytes elsewhere. Its owner writes it at every poll, and the pool boxes its cores one after
+//!   another.
 //! - Order of picking: the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row, without a tick
 //!   (a task run from it continues its waker's tick, as in tokio); then, one tick: every
 //!   [`GLOBAL_QUEUE_INTERVAL`] ticks the deferred list moves to the back of the deque and this
@@ -46,10 +47,10 @@ pub(super) const MAX_LIFO_POLLS: u32 = 3;
 
 /// One worker's local state; owned by the thread running its loop.
 ///
-/// Aligned (and so sized) to whole 128-byte pairs of cache lines, as crossbeam's `CachePadded`
-/// is: the pool boxes its cores one after another, and its owner writes a core at every poll
-/// (`tick`, `polls`, `polling`), so two cores sharing a line would make both workers pay for
-/// each other's polls.
+/// Aligned (and so sized) to whole 128-byte pairs of cache lines where crossbeam's `CachePadded`
+/// is, 64 bytes elsewhere: the pool boxes its cores one after another, and its owner writes a
+/// core at every poll (`tick`, `polls`, `polling`), so two cores sharing a line would make both
+/// workers pay for each other's polls.
 #[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "powerpc64"), repr(align(128)))]
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "powerpc64")), repr(align(64)))]
 pub(super) struct Core {
