@@ -404,12 +404,12 @@ mod tests {
             64
         };
         assert_eq!(std::mem::align_of::<Core>(), lines);
-        // Boxed one after another, as the pool boxes them: each starts and ends on a boundary.
+        assert_eq!(std::mem::size_of::<Core>() % lines, 0, "a core ends on a boundary");
+        // Boxed one after another, as the pool boxes them: each starts on a boundary.
         let cores: Vec<Box<Core>> = (0..4).map(|index| Box::new(Core::new(index, Worker::new_fifo(), false))).collect();
         for core in &cores {
             let start = (&**core as *const Core).addr();
             assert_eq!(start % lines, 0, "core {} starts inside a line pair", core.index);
-            assert_eq!(std::mem::size_of::<Core>() % lines, 0);
         }
     }
 }
