@@ -57,11 +57,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, Criterion};
+use criterion::Criterion;
 
 mod common;
 
-use common::{group, modes_probe, stall, with_executor, workers, Exec, ExecJob, Workload, EXECUTORS};
+use common::{bench, stall, with_executor, workers, Exec, ExecJob, Workload, EXECUTORS};
 
 /// Tasks spawned by `spawn_batch`.
 const BATCH: usize = 250;
@@ -442,31 +442,18 @@ fn floor_group(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(
-    benches,
-    group::<SpawnOne>,
-    group::<SpawnBatch>,
-    group::<SpawnManyLocal25k>,
-    group::<SpawnRecursively>,
-    group::<YieldNowMany>,
-    group::<BusyChains>,
-    group::<Channels>,
-    group::<WebServer>,
-    floor_group,
-);
-
 fn main() {
     common::main(
-        benches,
         &[
-            modes_probe::<SpawnOne>(),
-            modes_probe::<SpawnBatch>(),
-            modes_probe::<SpawnManyLocal25k>(),
-            modes_probe::<SpawnRecursively>(),
-            modes_probe::<YieldNowMany>(),
-            modes_probe::<BusyChains>(),
-            modes_probe::<Channels>(),
-            modes_probe::<WebServer>(),
+            bench::<SpawnOne>(),
+            bench::<SpawnBatch>(),
+            bench::<SpawnManyLocal25k>(),
+            bench::<SpawnRecursively>(),
+            bench::<YieldNowMany>(),
+            bench::<BusyChains>(),
+            bench::<Channels>(),
+            bench::<WebServer>(),
         ],
+        &[floor_group],
     );
 }

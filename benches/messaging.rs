@@ -45,14 +45,14 @@ use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::Duration;
 
-use criterion::{criterion_group, Criterion};
+use criterion::Criterion;
 use futures::channel::oneshot;
 
 // The shared harness: this file's workloads neither yield nor stall, so part of it goes unused.
 #[allow(dead_code)]
 mod common;
 
-use common::{group, modes_probe, Exec, Workload};
+use common::{bench, Exec, Workload};
 
 /// Task pairs in `pair_ping_pong`, and round trips per pair.
 const PAIRS: usize = 100;
@@ -224,14 +224,12 @@ fn floor_group(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, group::<PairPingPong>, group::<RemoteSpawnJoin>, group::<ForeignWakes>, floor_group);
-
 fn main() {
     match std::env::var("CREW_BENCH_COUNTS") {
         Ok(which) => counts::run(&which),
         Err(std::env::VarError::NotPresent) => common::main(
-            benches,
-            &[modes_probe::<PairPingPong>(), modes_probe::<RemoteSpawnJoin>(), modes_probe::<ForeignWakes>()],
+            &[bench::<PairPingPong>(), bench::<RemoteSpawnJoin>(), bench::<ForeignWakes>()],
+            &[floor_group],
         ),
         Err(std::env::VarError::NotUnicode(value)) => {
             panic!("CREW_BENCH_COUNTS={value:?} is not UTF-8; expected <executor>[/<workload>]")

@@ -41,11 +41,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use criterion::criterion_group;
-
 mod common;
 
-use common::{group, modes_probe, stall, workers, Exec, Workload};
+use common::{bench, stall, workers, Exec, Workload};
 
 /// Spawns in the `spawn_many_*` workloads.
 const NUM_SPAWN: usize = 10_000;
@@ -215,26 +213,16 @@ impl Workload for ChainedSpawn {
     }
 }
 
-criterion_group!(
-    benches,
-    group::<SpawnManyLocal>,
-    group::<SpawnManyRemoteIdle>,
-    group::<SpawnManyRemoteBusy>,
-    group::<PingPong>,
-    group::<YieldMany>,
-    group::<ChainedSpawn>,
-);
-
 fn main() {
     common::main(
-        benches,
         &[
-            modes_probe::<SpawnManyLocal>(),
-            modes_probe::<SpawnManyRemoteIdle>(),
-            modes_probe::<SpawnManyRemoteBusy>(),
-            modes_probe::<PingPong>(),
-            modes_probe::<YieldMany>(),
-            modes_probe::<ChainedSpawn>(),
+            bench::<SpawnManyLocal>(),
+            bench::<SpawnManyRemoteIdle>(),
+            bench::<SpawnManyRemoteBusy>(),
+            bench::<PingPong>(),
+            bench::<YieldMany>(),
+            bench::<ChainedSpawn>(),
         ],
+        &[],
     );
 }

@@ -410,12 +410,16 @@ pub fn cache_line_round_trip_ns() -> u64 {
     runs[2]
 }
 
-/// A workload the `CREW_BENCH_MODES` probe can run: its name, and the probe for it.
-pub type ModesProbe = (&'static str, fn());
+/// One workload of a bench file: its name, its criterion group ([`group`]) and its modes probe.
+pub struct Bench {
+    name: &'static str,
+    group: fn(&mut Criterion),
+    probe: fn(),
+}
 
-/// The `CREW_BENCH_MODES` probe of `W` (see [`main`]).
-pub fn modes_probe<W: Workload>() -> ModesProbe {
-    (W::NAME, modes::<W>)
+/// The [`Bench`] of `W`.
+pub fn bench<W: Workload>() -> Bench {
+    Bench { name: W::NAME, group: group::<W>, probe: modes::<W> }
 }
 
 /// Rounds of the `CREW_BENCH_MODES` probe, and timed and warm-up iterations per executor and round.
@@ -423,8 +427,9 @@ const MODE_ROUNDS: usize = 20;
 const MODE_ITERS: usize = 100;
 const MODE_WARM_UP: usize = 10;
 
-/// The bench file's `main`: its criterion groups `benches`, or, with
-/// `CREW_BENCH_MODES=<workload>` (one of `probes`), the modes probe of that workload.
+/// The bench file's `main`: the criterion groups of `workloads`, then the `others` (groups
+/// that are no single workload), or, with `CREW_BENCH_MODES=<workload>` (one of `workloads`),
+/// the modes probe of that workload.
 ///
 /// The probe looks for a workload's *modes*: spells in which it runs far slower than usual, on
 /// one executor or on all of them. For [`MODE_ROUNDS`] rounds it runs the workload
@@ -432,18 +437,25 @@ const MODE_WARM_UP: usize = 10;
 /// the median of each, with the machine's [`cache_line_round_trip_ns`] measured before and after
 /// the round (a slow round whose round trips are slow too is the machine's, not an
 /// executor's), and what crew's workers did per iteration (from its metrics).
-pub fn main(benches: fn(), probes: &[ModesProbe]) {
+pub fn main(workloads: &[Bench], others: &[fn(&mut Criterion)]) {
     match std::env::var("CREW_BENCH_MODES") {
-        Ok(name) => match probes.iter().find(|(probe, _)| *probe == name) {
-            Some((_, probe)) => probe(),
+        Ok(name) => match workloads.iter().find(|bench| bench.name == name) {
+            Some(bench) => (bench.probe)(),
             None => {
-                let names: Vec<&str> = probes.iter().map(|(name, _)| *name).collect();
+                let names: Vec<&str> = workloads.iter().map(|bench| bench.name).collect();
                 panic!("CREW_BENCH_MODES={name:?}: expected one of this file's workloads, {names:?}")
             }
         },
         Err(std::env::VarError::NotPresent) => {
-            benches();
-            Criterion::default().configure_from_args().final_summary();
+            // What `criterion_group!` and `criterion_main!` do, for a list made at run time.
+            let mut criterion = Criterion::default().configure_from_args();
+            for bench in workloads {
+                (bench.group)(&mut criterion);
+            }
+            for group in others {
+                group(&mut criterion);
+            }
+            criterion.final_summary();
         }
         Err(std::env::VarError::NotUnicode(value)) => {
             panic!("CREW_BENCH_MODES={value:?} is not UTF-8; expected a workload's name")
