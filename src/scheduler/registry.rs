@@ -15,8 +15,13 @@
 //!   a thread spawning and the workers removing the entries of tasks that ended seldom meet on
 //!   one either (4 per worker cost `remote_spawn_join` about 15%, see `BENCHMARKS.md`). The
 //!   global pool has a registry only with the task dump on: it is never dropped.
-//! - Each shard's count of entries is mirrored, under its lock, in a counter that the metrics
-//!   read without locking ([`Registry::live`]).
+//! - Each shard's count of entries is kept, under its lock, in a counter that the metrics read
+//!   without locking ([`Registry::live`]).
+//! - A spawn registers on the spawning thread and the task's end removes on the thread that ran
+//!   it, so the lines a registration touches move between threads at nearly every spawn and
+//!   end: a shard (its lock, its fields, its count) is one cache line on 64-bit Linux, and the
+//!   registry's `Arc` counts, written at every spawn and end, share no line with the shard
+//!   table's pointer, read at both (`BENCHMARKS.md`, "The registry's cache lines").
 
 use std::task::Waker;
 
@@ -32,28 +37,33 @@ const ENTRIES_PER_SHARD: usize = 8;
 
 #[derive(Debug)]
 pub(crate) struct Registry {
-    shards: Box<[CachePadded<ShardCell>]>,
+    /// Padded: the registry lives in an `Arc` whose count every spawn raises and every task's
+    /// end lowers, from different threads; every `register` and `remove` reads this pointer,
+    /// which must not share that line.
+    shards: CachePadded<Box<[CachePadded<ShardCell>]>>,
 }
 
 /// A shard and its count of registered tasks, which `register` and `remove` set under the
-/// shard's lock, so that [`Registry::live`] reads it without taking any lock.
+/// shard's lock, so that [`Registry::live`] reads it without taking any lock. One cache line
+/// on 64-bit Linux (a unit test checks it): the spawning thread and the workers that end its
+/// tasks hand the lock back and forth, and each hand-over moves every line the cell spans.
 #[derive(Debug)]
 struct ShardCell {
     shard: Mutex<Shard>,
     live: Counter,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Shard {
-    closed: bool,
     entries: Vec<Entry>,
-    /// With task records on (the task dump): each occupied entry's task identity, by entry
-    /// index; empty otherwise, so that an entry stays two words.
-    infos: Vec<Option<TaskInfo>>,
     /// Head of the free list of vacant entries (`usize::MAX` if none).
     free: usize,
-    /// Occupied entries.
-    occupied: usize,
+    /// With task records on (the task dump): each occupied entry's task identity, by entry
+    /// index; `None` otherwise, so that an entry stays two words. Boxed: one word here instead
+    /// of a vector's three keeps the cell on one line.
+    #[allow(clippy::box_collection)]
+    infos: Option<Box<Vec<Option<TaskInfo>>>>,
+    closed: bool,
 }
 
 #[derive(Debug)]
@@ -94,7 +104,7 @@ impl Registry {
             let shard = Shard::with_capacity(ENTRIES_PER_SHARD);
             CachePadded::new(ShardCell { shard: Mutex::new(shard), live: Counter::default() })
         };
-        Registry { shards: (0..shards).map(|_| cell()).collect() }
+        Registry { shards: CachePadded::new((0..shards).map(|_| cell()).collect()) }
     }
 
     /// Registers a task created by `spawn(key)`, keeping the waker that `waker_of` returns.
@@ -123,7 +133,7 @@ impl Registry {
             shard.keep_info(entry, info);
         }
         // Written under the shard's lock: one writer at a time.
-        cell.live.set(shard.occupied as u64);
+        cell.live.incr();
         Ok(spawned)
     }
 
@@ -136,8 +146,11 @@ impl Registry {
                 return;
             }
             let waker = shard.vacate(key.entry());
-            cell.live.set(shard.occupied as u64);
-            if !shard.infos.is_empty() {
+            if waker.is_some() {
+                // Under the shard's lock, as in `register`.
+                cell.live.set(cell.live.get() - 1);
+            }
+            if shard.infos.is_some() {
                 // Task records on: the identity goes too, dropped after unlocking.
                 let info = shard.take_info(key.entry());
                 drop(shard);
@@ -156,7 +169,7 @@ impl Registry {
         let mut infos = Vec::new();
         for cell in self.shards.iter() {
             let shard = lock(&cell.shard);
-            infos.extend(shard.infos.iter().flatten().cloned());
+            infos.extend(shard.infos.iter().flat_map(|infos| infos.iter()).flatten().cloned());
         }
         infos
     }
@@ -168,13 +181,12 @@ impl Registry {
             let mut shard = lock(&cell.shard);
             shard.closed = true;
             shard.free = usize::MAX;
-            shard.occupied = 0;
             cell.live.set(0);
             wakers.extend(shard.entries.drain(..).filter_map(|entry| match entry {
                 Entry::Occupied(waker) => Some(waker),
                 Entry::Vacant { .. } => None,
             }));
-            shard.infos.clear();
+            shard.infos = None;
         }
         wakers
     }
@@ -198,7 +210,7 @@ impl Registry {
 impl Shard {
     /// An empty shard with room for `entries` entries before its first growth.
     fn with_capacity(entries: usize) -> Shard {
-        Shard { closed: false, entries: Vec::with_capacity(entries), infos: Vec::new(), free: usize::MAX, occupied: 0 }
+        Shard { entries: Vec::with_capacity(entries), free: usize::MAX, infos: None, closed: false }
     }
 
     /// The entry the next `occupy` should fill; pushes a vacant entry if none is free.
@@ -212,10 +224,7 @@ impl Shard {
 
     fn occupy(&mut self, entry: usize, waker: Waker) {
         match std::mem::replace(&mut self.entries[entry], Entry::Occupied(waker)) {
-            Entry::Vacant { next_free } => {
-                self.free = next_free;
-                self.occupied += 1;
-            }
+            Entry::Vacant { next_free } => self.free = next_free,
             Entry::Occupied(..) => unreachable!("registry entry {entry} was handed out twice"),
         }
     }
@@ -224,17 +233,18 @@ impl Shard {
     #[cold]
     #[inline(never)]
     fn keep_info(&mut self, entry: usize, info: TaskInfo) {
-        if self.infos.len() <= entry {
-            self.infos.resize(entry + 1, None);
+        let infos = self.infos.get_or_insert_with(Box::default);
+        if infos.len() <= entry {
+            infos.resize(entry + 1, None);
         }
-        self.infos[entry] = Some(info);
+        infos[entry] = Some(info);
     }
 
     /// Takes entry `entry`'s task identity (task records on), marking its record ended.
     #[cold]
     #[inline(never)]
     fn take_info(&mut self, entry: usize) -> Option<TaskInfo> {
-        let info = self.infos.get_mut(entry)?.take()?;
+        let info = self.infos.as_mut()?.get_mut(entry)?.take()?;
         if let Some(record) = info.record() {
             record.ended();
         }
@@ -245,7 +255,6 @@ impl Shard {
         match std::mem::replace(&mut self.entries[entry], Entry::Vacant { next_free: self.free }) {
             Entry::Occupied(waker) => {
                 self.free = entry;
-                self.occupied -= 1;
                 Some(waker)
             }
             vacant @ Entry::Vacant { .. } => {
@@ -268,6 +277,14 @@ mod tests {
 
     fn register(registry: &Registry, hint: usize) -> Key {
         registry.register(hint, |k| k, |_| (noop(), None)).ok().expect("the registry is open")
+    }
+
+    /// The layout `ShardCell`'s docs promise, where std's mutex is a futex word and a flag.
+    #[test]
+    #[cfg(all(not(loom), target_os = "linux", target_pointer_width = "64"))]
+    fn a_shard_cell_fits_one_cache_line() {
+        assert!(std::mem::size_of::<ShardCell>() <= 64, "{} bytes", std::mem::size_of::<ShardCell>());
+        assert_eq!(std::mem::align_of::<Registry>(), std::mem::align_of::<CachePadded<u8>>());
     }
 
     #[test]
