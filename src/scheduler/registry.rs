@@ -148,7 +148,7 @@ impl Registry {
             let waker = shard.vacate(key.entry());
             if waker.is_some() {
                 // Under the shard's lock, as in `register`.
-                cell.live.set(cell.live.get() - 1);
+                cell.live.decr();
             }
             if shard.infos.is_some() {
                 // Task records on: the identity goes too, dropped after unlocking.

@@ -32,6 +32,14 @@ impl Counter {
         self.add(1);
     }
 
+    /// Subtracts one (for a counter used as a gauge). Only the current writer calls this, and
+    /// only while the value is above zero.
+    #[inline]
+    pub(crate) fn decr(&self) {
+        // Relaxed: as `add`. Not wrapping: going below zero is a bug (checked in debug builds).
+        self.0.store(self.0.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
+    }
+
     /// Sets the value (for a counter used as a gauge). Only the current writer calls this.
     pub(crate) fn set(&self, value: u64) {
         // Relaxed: as `add`.
