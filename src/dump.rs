@@ -10,11 +10,14 @@
 //!   is gone, and a record marked ended is skipped).
 //! - A task's state is the last one written: a task stolen from one worker's deque by another
 //!   still shows the first worker's deque.
+//! - `Display` writes one line per task: a name is written escaped (`escape.rs`), so no name
+//!   splits a row or writes a control character.
 
 use std::fmt;
 use std::panic::Location;
 use std::time::Duration;
 
+use crate::escape::Escaped;
 use crate::task::{TaskId, TaskInfo};
 
 /// Every live task of a pool, sorted by id: [`crew::dump`](crate::dump) for the global pool,
@@ -232,7 +235,7 @@ impl fmt::Display for TaskDump {
                 f,
                 "{:>8}  {:<20}  {:<48}  {:>8}  {:>10}  {}",
                 task.id().to_string(),
-                task.name().unwrap_or("-"),
+                Escaped(task.name().unwrap_or("-")),
                 task.state.to_string(),
                 task.polls,
                 format!("{:.1?}", task.age),

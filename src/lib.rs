@@ -122,6 +122,7 @@ mod block_on;
 mod blocking;
 mod config;
 mod dump;
+mod escape;
 mod global;
 mod interop;
 mod join;

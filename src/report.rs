@@ -13,6 +13,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::escape::Escaped;
 use crate::policy::drop_payload;
 use crate::task::TaskInfo;
 
@@ -129,7 +130,7 @@ impl fmt::Display for SlowPoll {
             Some(task) => write!(f, "{task}")?,
             None => f.write_str("a task")?,
         }
-        let thread = format!("{}-{}", self.thread_name, self.worker);
+        let thread = format!("{}-{}", Escaped(&self.thread_name), self.worker);
         let elapsed = self.elapsed;
         match self.kind {
             SlowPollKind::Slow => write!(f, " has been in one poll for {elapsed:.1?} on {thread}"),

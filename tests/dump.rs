@@ -91,6 +91,46 @@ fn running_waiting_and_queued_tasks_show_as_such_with_their_names_and_locations(
 }
 
 #[test]
+fn hostile_task_names_are_escaped_one_row_per_task() {
+    with_timeout(|| {
+        let pool = crew::Pool::builder().workers(1).task_dump(true).build().unwrap();
+        let names = ["line1\nline2", "cr\rx", "nul\0x", "\u{1b}[31mred", "sep\u{2028}x", "bidi\u{202e}x", "back\\n"];
+        let (stop, stopped) = futures::channel::oneshot::channel::<()>();
+        let stopped = futures::future::FutureExt::shared(stopped);
+        let handles: Vec<_> = names
+            .iter()
+            .map(|name| {
+                let stopped = stopped.clone();
+                crew::task::Builder::new().name(*name).spawn_on(&pool, async move {
+                    let _ = stopped.await;
+                })
+            })
+            .collect();
+        wait_until("every task's first poll", || pool.dump().tasks().iter().all(|task| task.polls() == 1));
+        let table = pool.dump().to_string();
+        // Two header lines, then one row per task.
+        assert_eq!(table.lines().count(), 2 + names.len(), "{table}");
+        assert!(
+            !table.chars().any(|c| c != '\n' && (c.is_control() || c == '\u{2028}' || c == '\u{202e}')),
+            "{table:?}"
+        );
+        for shown in
+            [r"line1\nline2", r"cr\rx", r"nul\0x", r"\u{1b}[31mred", r"sep\u{2028}x", r"bidi\u{202e}x", r"back\\n"]
+        {
+            assert_eq!(table.matches(shown).count(), 1, "{shown} in {table}");
+        }
+        // The task's own Display (used by slow-poll reports) escapes the same way.
+        let info =
+            pool.dump().tasks().iter().find(|task| task.name() == Some("line1\nline2")).unwrap().info().to_string();
+        assert!(info.contains(r#""line1\nline2""#) && !info.contains('\n'), "{info}");
+        drop(stop);
+        for handle in handles {
+            crew::block_on(handle);
+        }
+    });
+}
+
+#[test]
 fn a_dump_never_lists_a_task_that_finished_before_it_began_and_never_hangs() {
     with_timeout(|| {
         let pool = Arc::new(crew::Pool::builder().workers(2).task_dump(true).build().unwrap());

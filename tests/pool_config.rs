@@ -68,7 +68,7 @@ fn thread_name_sets_every_worker_prefix_and_the_default_is_crew_worker() {
         assert_eq!(names_of_concurrent_workers(&pool, 2), ["pcname-0", "pcname-1"]);
         let pool = crew::Pool::builder().workers(2).build().unwrap();
         assert_eq!(names_of_concurrent_workers(&pool, 2), ["crew-worker-0", "crew-worker-1"]);
-        // Not a bare prefix: any string without a NUL byte, in full (only the OS's copy, `comm`,
+        // Not a bare prefix: any printable string, in full (only the OS's copy, `comm`,
         // is cut to 15 bytes).
         let pool = crew::Pool::builder().workers(1).thread_name("a pool/with spaces:é").build().unwrap();
         assert_eq!(names_of_concurrent_workers(&pool, 1), ["a pool/with spaces:é-0"]);
@@ -161,15 +161,26 @@ fn bad_stack_sizes_are_refused_with_the_value_and_the_range() {
 }
 
 #[test]
-fn thread_names_with_a_nul_byte_are_refused() {
-    assert_eq!(
-        build_error(crew::Pool::builder().workers(1).thread_name("a\0b")),
-        r#"Builder::thread_name("a\0b") is invalid: a thread name cannot contain a NUL byte"#,
-    );
-    assert_eq!(
-        build_error(crew::Pool::builder().thread_name("\0")),
-        r#"Builder::thread_name("\0") is invalid: a thread name cannot contain a NUL byte"#,
-    );
+fn thread_names_that_would_break_a_line_of_output_are_refused() {
+    let expected = "expected printable text: no control character (newline, NUL, escape), line separator, \
+                    invisible format character, `\\` or `\"`";
+    for (name, shown) in [
+        ("a\0b", r#""a\0b""#),
+        ("\0", r#""\0""#),
+        ("a\nb", r#""a\nb""#),
+        ("cr\r", r#""cr\r""#),
+        ("\u{1b}[31mred", r#""\u{1b}[31mred""#),
+        ("para\u{2028}", r#""para\u{2028}""#),
+        ("bidi\u{202e}", r#""bidi\u{202e}""#),
+    ] {
+        assert_eq!(
+            build_error(crew::Pool::builder().workers(1).thread_name(name)),
+            format!("Builder::thread_name({shown}) is invalid: {expected}"),
+        );
+    }
+    let pool = crew::Pool::builder().workers(1).thread_name("db pool (café) #2").build().unwrap();
+    let name = crew::block_on(pool.spawn(async { std::thread::current().name().map(str::to_owned) }));
+    assert_eq!(name.as_deref(), Some("db pool (café) #2-0"));
 }
 
 #[test]

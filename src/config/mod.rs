@@ -19,6 +19,7 @@ pub(crate) use env::Env;
 pub use env::{MAX_STUCK_THREADS_ENV, TAKEOVER_ENV, TASK_DUMP_ENV, WORKERS_ENV};
 pub use error::BuildError;
 
+use crate::escape::Escaped;
 use crate::pool::Pool;
 use crate::report::{Hook, SlowPoll};
 use crate::scheduler::PoolKind;
@@ -133,6 +134,8 @@ const STACK_EXPECTED: &str = "expected a size in bytes in 65536..=1073741824";
 const THRESHOLD_EXPECTED: &str = "expected a duration in 1ms..=3600s";
 const STUCK_EXPECTED: &str = "expected a number of threads in 0..=1024";
 const SPIN_EXPECTED: &str = "expected a duration in 0s..=1ms";
+const THREAD_NAME_EXPECTED: &str =
+    "expected printable text: no control character (newline, NUL, escape), line separator, invisible format character, `\\` or `\"`";
 
 const DEFAULT_THREAD_NAME: &str = "crew-worker";
 
@@ -217,7 +220,10 @@ impl Builder {
         self
     }
 
-    /// Sets the worker thread name prefix; worker `i` is named `"{prefix}-{i}"`.
+    /// Sets the worker thread name prefix; worker `i` is named `"{prefix}-{i}"`. The prefix is
+    /// printable text (it appears in slow-poll reports and panic messages, one line each): `build`
+    /// refuses control characters (newline, NUL, escape), line separators, invisible format
+    /// characters, `\` and `"`.
     ///
     /// # Examples
     ///
@@ -227,6 +233,7 @@ impl Builder {
     ///     std::thread::current().name().map(str::to_owned)
     /// }));
     /// assert_eq!(name.as_deref(), Some("io-0"));
+    /// assert!(crew::Pool::builder().thread_name("two\nlines").build().is_err());
     /// ```
     pub fn thread_name(mut self, prefix: impl Into<String>) -> Builder {
         self.thread_name = Some(prefix.into());
@@ -468,11 +475,8 @@ impl Builder {
             }
         }
         let thread_name = self.thread_name.unwrap_or_else(|| DEFAULT_THREAD_NAME.to_owned());
-        if thread_name.contains('\0') {
-            return Err(BuildError::setting(
-                format!("Builder::thread_name({thread_name:?})"),
-                "a thread name cannot contain a NUL byte",
-            ));
+        if Escaped(&thread_name).changes() {
+            return Err(BuildError::setting(format!("Builder::thread_name({thread_name:?})"), THREAD_NAME_EXPECTED));
         }
         let threshold = |setting: &str, value: Option<Duration>| match value {
             Some(d) if !(MIN_TAKEOVER_AFTER..=MAX_TAKEOVER_AFTER).contains(&d) => {
@@ -546,8 +550,13 @@ mod tests {
         assert_eq!(msg, "Builder::workers(0) is invalid: expected a number of worker threads in 1..=1024");
         let msg = Builder::new().workers(1).stack_size(10).check(Env::none()).unwrap_err().to_string();
         assert_eq!(msg, "Builder::stack_size(10) is invalid: expected a size in bytes in 65536..=1073741824");
-        let msg = Builder::new().workers(1).thread_name("a\0b").check(Env::none()).unwrap_err().to_string();
-        assert!(msg.contains("NUL"), "{msg}");
+        for bad in ["a\0b", "a\nb", "a\rb", "\u{1b}[31m", "a\u{2028}b", "a\u{202e}b", "a\\b"] {
+            let msg = Builder::new().workers(1).thread_name(bad).check(Env::none()).unwrap_err().to_string();
+            assert_eq!(msg, format!("Builder::thread_name({bad:?}) is invalid: {THREAD_NAME_EXPECTED}"));
+            assert!(!msg.chars().any(char::is_control), "{msg}");
+        }
+        let config = Builder::new().workers(1).thread_name("db pool #2 (café)").check(Env::none()).unwrap();
+        assert_eq!(config.thread_name, "db pool #2 (café)");
         let msg = Builder::new().workers(1).takeover_after(Duration::ZERO).check(Env::none()).unwrap_err().to_string();
         assert_eq!(msg, "Builder::takeover_after(0ns) is invalid: expected a duration in 1ms..=3600s");
         let msg = Builder::new().slow_poll_threshold(Duration::from_secs(3601)).check(Env::none()).unwrap_err();

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::record::TaskRecord;
+use crate::escape::Escaped;
 
 /// How many ids a thread reserves at a time.
 const ID_BLOCK: u64 = 1024;
@@ -230,7 +231,7 @@ impl fmt::Display for TaskInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "task {}", self.id)?;
         if let Some(name) = self.name() {
-            write!(f, " {name:?}")?;
+            write!(f, " \"{}\"", Escaped(name))?;
         }
         write!(f, " spawned at {}", self.location)
     }
