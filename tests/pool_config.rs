@@ -184,6 +184,35 @@ fn thread_names_that_would_break_a_line_of_output_are_refused() {
 }
 
 #[test]
+fn every_duration_setting_takes_duration_max_without_panicking() {
+    let max = Duration::MAX;
+    let shown = format!("{max:?}");
+    assert_eq!(
+        build_error(crew::Pool::builder().workers(1).takeover_after(max)),
+        format!("Builder::takeover_after({shown}) is invalid: expected a duration in 1ms..=3600s"),
+    );
+    assert_eq!(
+        build_error(crew::Pool::builder().workers(1).slow_poll_threshold(max)),
+        format!("Builder::slow_poll_threshold({shown}) is invalid: expected a duration in 1ms..=3600s"),
+    );
+    assert_eq!(
+        build_error(crew::Pool::builder().workers(1).spin_before_park(max)),
+        format!("Builder::spin_before_park({shown}) is invalid: expected a duration in 0s..=1ms"),
+    );
+    // The longest accepted values start a pool that runs.
+    let pool = crew::Pool::builder()
+        .workers(1)
+        .takeover_after(crew::MAX_TAKEOVER_AFTER)
+        .slow_poll_threshold(crew::MAX_TAKEOVER_AFTER)
+        .on_slow_poll(|_| ())
+        .spin_before_park(crew::MAX_SPIN_BEFORE_PARK)
+        .build()
+        .unwrap();
+    assert_eq!(crew::block_on(pool.spawn(async { 3 })), 3);
+    assert!(pool.shutdown_timeout(max), "nothing stuck: every thread finished");
+}
+
+#[test]
 #[cfg_attr(miri, ignore = "reads /proc/self/task: miri isolates it, and its threads are not the kernel's")]
 fn an_invalid_configuration_starts_no_thread() {
     with_timeout(|| {

@@ -198,3 +198,31 @@ fn shutdown_timeout_reports_a_thread_stuck_in_a_poll_and_drops_what_it_can_reach
         assert!(pool.shutdown_timeout(Duration::from_secs(60)), "nothing stuck: every thread finished");
     });
 }
+
+#[test]
+fn shutdown_timeout_of_duration_max_waits_for_a_stuck_poll_without_overflowing() {
+    with_timeout(|| {
+        let pool = crew::Pool::builder().workers(1).takeover(false).build().unwrap();
+        let (started_tx, started_rx) = mpsc::channel();
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        let stuck = pool.spawn(async move {
+            started_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+            9
+        });
+        started_rx.recv().unwrap();
+        let counts = Counts::new();
+        let queued = pool.spawn(Counted::new(&counts, async {}));
+        // A deadline past the clock's range is no deadline: shutdown waits for the stuck poll.
+        let spawner = pool.spawner();
+        let (done_tx, done_rx) = mpsc::channel();
+        std::thread::spawn(move || done_tx.send(pool.shutdown_timeout(Duration::MAX)).unwrap());
+        wait_until("the shutdown begins", || spawner.is_shut_down());
+        assert!(done_rx.try_recv().is_err(), "the shutdown waits for the stuck poll");
+        release_tx.send(()).unwrap();
+        assert!(done_rx.recv().unwrap(), "every thread finished: the shutdown waited for the poll");
+        assert_eq!(crew::block_on(stuck), 9);
+        assert_eq!((counts.polls(), counts.drops()), (0, 1), "the queued task was dropped once, unpolled");
+        drop(queued);
+    });
+}

@@ -138,7 +138,10 @@ impl Core {
             self.parked = self.prepare_park(shared);
             if self.parked {
                 self.reactor_turn.parked();
-                park.watch_timer = self.watch.as_ref().map(|watch| async_io::Timer::at(watch.deadline().instant()));
+                park.watch_timer = self
+                    .watch
+                    .as_ref()
+                    .map(|watch| watch.deadline().instant().map_or_else(async_io::Timer::never, async_io::Timer::at));
             }
         }
     }

@@ -3,6 +3,8 @@
 //!
 //! Invariants:
 //! - [`Deadline::has_passed`] never goes back from true to false.
+//! - Any `Duration` makes a deadline: one past the clock's range (`Duration::MAX`, say) is a
+//!   deadline that never passes, never an overflow panic.
 //! - Under loom it is always true, and [`wait_until`] only lets the other threads run: a timed
 //!   wait then takes only what is already there, so the models explore a watcher whose
 //!   interval is over at once, racing the owners it watches.
@@ -16,16 +18,17 @@ use super::EventListener;
 /// When a timed wait gives up.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Deadline {
+    /// `None`: past the clock's range, never reached.
     #[cfg(not(loom))]
-    at: Instant,
+    at: Option<Instant>,
 }
 
 impl Deadline {
-    /// `duration` from now.
+    /// `duration` from now (never, if that is past the clock's range).
     pub(crate) fn after(duration: Duration) -> Deadline {
         #[cfg(not(loom))]
         {
-            Deadline { at: Instant::now() + duration }
+            Deadline { at: Instant::now().checked_add(duration) }
         }
         #[cfg(loom)]
         {
@@ -38,7 +41,7 @@ impl Deadline {
     pub(crate) fn has_passed(&self) -> bool {
         #[cfg(not(loom))]
         {
-            Instant::now() >= self.at
+            self.at.is_some_and(|at| Instant::now() >= at)
         }
         #[cfg(loom)]
         {
@@ -46,9 +49,9 @@ impl Deadline {
         }
     }
 
-    /// The point on the clock, for a reactor timer.
+    /// The point on the clock, for a reactor timer; `None` if it is never reached.
     #[cfg(not(loom))]
-    pub(crate) fn instant(&self) -> Instant {
+    pub(crate) fn instant(&self) -> Option<Instant> {
         self.at
     }
 }
@@ -59,12 +62,33 @@ pub(crate) fn wait_until(listener: EventListener, deadline: &Deadline) -> bool {
     #[cfg(not(loom))]
     {
         use super::Listener;
-        listener.wait_deadline(deadline.at).is_some()
+        match deadline.at {
+            Some(at) => listener.wait_deadline(at).is_some(),
+            None => {
+                listener.wait();
+                true
+            }
+        }
     }
     #[cfg(loom)]
     {
         let _ = (listener, deadline);
         super::thread::yield_now();
         false
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deadline_past_the_clocks_range_never_passes() {
+        let never = Deadline::after(Duration::MAX);
+        assert!(!never.has_passed());
+        assert_eq!(never.instant(), None);
+        let now = Deadline::after(Duration::ZERO);
+        assert!(now.has_passed());
+        assert!(now.instant().is_some());
     }
 }
