@@ -1,7 +1,9 @@
 //! The `CREW_` environment variables that configure the global pool, read once when it starts.
 //!
 //! Invariants:
-//! - A variable applies only where the [`Builder`](crate::Builder) left its setting unset.
+//! - A variable applies only where the [`Builder`](crate::Builder) left its setting unset (the
+//!   rule in full, with `CREW_TAKEOVER_MS`'s two settings, opens `config/mod.rs`); one that
+//!   applies is always validated, one that does not is never read.
 //! - A value is ASCII decimal digits only (or `off` where the variable says so): no sign, no
 //!   `0x`, no surrounding whitespace. A bad value is a [`BuildError`] that quotes it, names the
 //!   variable and says what is accepted; there is no silent fallback.
@@ -27,6 +29,8 @@ pub const WORKERS_ENV: &str = "CREW_WORKERS";
 /// The environment variable that sets the global pool's takeover threshold
 /// ([`Builder::takeover_after`](crate::Builder::takeover_after)) in whole milliseconds, in
 /// `1..=3600000`, or `off` to turn takeover off ([`Builder::takeover`](crate::Builder::takeover)).
+/// With `Builder::takeover(true)` it still sets the threshold (and `off` says nothing); with
+/// `Builder::takeover(false)` or `Builder::takeover_after` it is not read.
 ///
 /// # Examples
 ///

@@ -5,8 +5,12 @@
 //! - Every value is validated before a thread starts: a pool either starts with exactly the
 //!   configuration asked for, or `build` returns a [`BuildError`] that names the bad value, where
 //!   it came from, and what is accepted. There is no silent fallback to a default.
-//! - The `CREW_` variables apply to the global pool only, and only where the `Builder` left the
-//!   setting unset; they are read once, when the global pool starts.
+//! - The `CREW_` variables apply to the global pool only, and each only where the `Builder` left
+//!   its setting unset; they are read once, when the global pool starts. A variable that applies
+//!   and holds a bad value is always an error; one whose setting the `Builder` made is not read
+//!   (its value, good or bad, is ignored). `CREW_TAKEOVER_MS` sets two things, whether takeover
+//!   is on and its threshold: [`Builder::takeover`]`(true)` leaves it the threshold,
+//!   `takeover(false)` and [`Builder::takeover_after`] leave it nothing.
 //! - The global pool is configured at most once per process: [`Builder::build_global`] fails once
 //!   it has started, whether it was started by an earlier `build_global` or by a first `spawn`.
 
@@ -484,10 +488,13 @@ impl Builder {
             }
             _ => Ok(value),
         };
+        // `CREW_TAKEOVER_MS` sets two things, whether takeover is on and its threshold, and
+        // applies to each that the Builder left unset: `takeover(false)` and `takeover_after`
+        // leave it nothing; `takeover(true)` leaves it the threshold (`off` then says nothing).
         let takeover_after = match (self.takeover, threshold("takeover_after", self.takeover_after)?) {
             (Some(false), _) => None,
             (Some(true), Some(after)) | (None, Some(after)) => Some(after),
-            (Some(true), None) => Some(DEFAULT_TAKEOVER_AFTER),
+            (Some(true), None) => Some(env::takeover(&env)?.flatten().unwrap_or(DEFAULT_TAKEOVER_AFTER)),
             // Off by default under miri, as the reactor: an interpreted monitor thread in every
             // pool would slow every test; the takeover tests turn it on.
             (None, None) => env::takeover(&env)?.unwrap_or((!cfg!(miri)).then_some(DEFAULT_TAKEOVER_AFTER)),
@@ -591,7 +598,67 @@ mod tests {
         let config = Builder::new().workers(2).check(env()).unwrap();
         assert_eq!((config.takeover_after, config.max_stuck_threads), (Some(Duration::from_millis(20)), 7));
         let config = Builder::new().workers(2).takeover(true).max_stuck_threads(1).check(env()).unwrap();
-        assert_eq!((config.takeover_after, config.max_stuck_threads), (Some(DEFAULT_TAKEOVER_AFTER), 1));
+        assert_eq!((config.takeover_after, config.max_stuck_threads), (Some(Duration::from_millis(20)), 1));
+    }
+
+    /// Every combination of the takeover's two Builder settings with `CREW_TAKEOVER_MS`: the
+    /// variable fills what the Builder left unset, and is an error when bad and applied.
+    #[test]
+    fn takeover_ms_applies_to_what_the_builder_left_unset() {
+        type Make = fn() -> Builder;
+        let ms = Duration::from_millis;
+        let builders: [(&str, Make); 5] = [
+            ("unset", Builder::new),
+            ("takeover(true)", || Builder::new().takeover(true)),
+            ("takeover(false)", || Builder::new().takeover(false)),
+            ("takeover_after(30ms)", || Builder::new().takeover_after(Duration::from_millis(30))),
+            ("takeover(true).takeover_after(30ms)", || {
+                Builder::new().takeover(true).takeover_after(Duration::from_millis(30))
+            }),
+        ];
+        // (variable, then the outcome for each builder above in order: Ok(threshold) or Err).
+        let unset_default = (!cfg!(miri)).then_some(DEFAULT_TAKEOVER_AFTER);
+        type Outcome = Result<Option<Duration>, ()>;
+        let table: [(Option<&str>, [Outcome; 5]); 4] = [
+            (None, [Ok(unset_default), Ok(Some(DEFAULT_TAKEOVER_AFTER)), Ok(None), Ok(Some(ms(30))), Ok(Some(ms(30)))]),
+            (Some("500"), [Ok(Some(ms(500))), Ok(Some(ms(500))), Ok(None), Ok(Some(ms(30))), Ok(Some(ms(30)))]),
+            (Some("off"), [Ok(None), Ok(Some(DEFAULT_TAKEOVER_AFTER)), Ok(None), Ok(Some(ms(30))), Ok(Some(ms(30)))]),
+            (Some("abc"), [Err(()), Err(()), Ok(None), Ok(Some(ms(30))), Ok(Some(ms(30)))]),
+        ];
+        for (var, outcomes) in table {
+            for ((name, builder), expected) in builders.iter().zip(outcomes) {
+                let env = Env { takeover: var.map(|v| Ok(v.to_owned())), ..Env::none() };
+                let got = builder().workers(2).check(env);
+                match (got, expected) {
+                    (Ok(config), Ok(threshold)) => {
+                        assert_eq!(config.takeover_after, threshold, "{name} with CREW_TAKEOVER_MS={var:?}")
+                    }
+                    (Err(err), Err(())) => {
+                        assert_eq!(
+                            err.to_string(),
+                            "CREW_TAKEOVER_MS=\"abc\" is invalid: expected a whole number of milliseconds in \
+                             1..=3600000 (decimal digits only), or `off`",
+                        )
+                    }
+                    (got, expected) => panic!("{name} with CREW_TAKEOVER_MS={var:?}: {got:?}, expected {expected:?}"),
+                }
+            }
+        }
+    }
+
+    /// The other variables: each applies where its setting is unset (a bad value is then an
+    /// error), and is not read where the Builder set it.
+    #[test]
+    fn every_variable_is_an_error_when_bad_and_applied_and_ignored_when_overridden() {
+        let bad = |env: Env, builder: Builder| builder.workers(2).check(env).map(|_| ()).map_err(|e| e.to_string());
+        let stuck = || Env { max_stuck_threads: Some(Ok("x".into())), ..Env::none() };
+        assert!(bad(stuck(), Builder::new().takeover(true)).unwrap_err().starts_with("CREW_MAX_STUCK_THREADS=\"x\""));
+        assert!(bad(stuck(), Builder::new().takeover(true).max_stuck_threads(3)).is_ok());
+        let dump = || Env { task_dump: Some(Ok("yes".into())), ..Env::none() };
+        assert!(bad(dump(), Builder::new()).unwrap_err().starts_with("CREW_TASK_DUMP=\"yes\""));
+        assert!(bad(dump(), Builder::new().task_dump(false)).is_ok());
+        let workers = Env { workers: Some(Ok("0".into())), ..Env::none() };
+        assert!(Builder::new().check(workers).unwrap_err().to_string().starts_with("CREW_WORKERS=\"0\""));
     }
 
     #[test]
