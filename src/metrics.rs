@@ -71,6 +71,9 @@ pub struct Metrics {
     /// Threads whose core was taken over while they were stuck in a poll, and whose poll has
     /// not returned yet.
     pub stuck_threads: usize,
+    /// Slow-poll reports dropped because [`Builder::on_slow_poll`](crate::Builder::on_slow_poll)'s
+    /// hook fell behind: 1,024 reports were already waiting for it. Zero without a hook.
+    pub slow_poll_reports_dropped: u64,
     /// The blocking pool behind [`spawn_blocking`](crate::spawn_blocking), which every pool
     /// shares.
     pub blocking: BlockingMetrics,
@@ -219,6 +222,10 @@ impl fmt::Display for Metrics {
             self.blocking.idle_threads,
             self.blocking.queued,
             self.elapsed
-        )
+        )?;
+        if self.slow_poll_reports_dropped > 0 {
+            write!(f, ", slow-poll reports dropped {}", self.slow_poll_reports_dropped)?;
+        }
+        Ok(())
     }
 }

@@ -1,10 +1,11 @@
 //! [`SlowPoll`]: what a pool tells its slow-poll hook ([`Builder::on_slow_poll`]) about a poll
 //! that runs too long, a takeover, and the poll's end.
 //!
-//! Invariants: a report is made outside every lock of crew's; the hook runs on the pool's
-//! monitor thread (`Slow`, `TakenOver`, `CapReached`) or on the worker thread whose poll just
-//! ended (`Returned`), never inside a task's poll, and a panicking hook is caught and the panic
-//! dropped (the hook then misses that report, nothing else).
+//! Invariants: the hook runs on one thread only, the pool's reporter thread
+//! (`scheduler/reporter.rs`), outside every lock of crew's and never inside a task's poll; the
+//! monitor and the workers only queue reports for it, so no hook delays a takeover, a worker or
+//! a task. A panicking hook is caught and the panic dropped (the hook then misses that report,
+//! nothing else).
 //!
 //! [`Builder::on_slow_poll`]: crate::Builder::on_slow_poll
 

@@ -358,9 +358,18 @@ impl Builder {
     /// Sets the slow-poll hook: it hears of every poll that runs longer than the slow-poll
     /// threshold (the task's id, name and spawn location, its worker, how long so far), of every
     /// takeover and of takeovers refused at the cap, and of each such poll's end (how long it
-    /// took in all). Called on the pool's monitor thread, or on the worker whose poll ended;
-    /// never while a crew lock is held. With a hook, each poll also records its task for the
-    /// report (`BENCHMARKS.md` measures the cost); without one, nothing is recorded.
+    /// took in all). With a hook, each poll also records its task for the report
+    /// (`BENCHMARKS.md` measures the cost); without one, nothing is recorded.
+    ///
+    /// Where it runs: on the pool's own reporter thread (`crew-reporter`), one report at a time
+    /// and in order for each poll, never while a crew lock is held. The monitor and the workers
+    /// only queue reports for it, so a hook that is slow or blocks (a log shipper, a metrics
+    /// push) delays no takeover, worker or task, only the reports after it. Up to 1,024 reports
+    /// wait; past that, new ones are dropped and counted in
+    /// [`Metrics::slow_poll_reports_dropped`](crate::Metrics::slow_poll_reports_dropped).
+    /// `crew::spawn` inside the hook spawns onto this pool (the global pool's hook: the global
+    /// pool). A panic in the hook is caught. The pool's drop does not wait for a hook call in
+    /// progress, and reports made after shutdown began are not delivered.
     ///
     /// # Examples
     ///

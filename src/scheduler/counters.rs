@@ -139,6 +139,7 @@ impl Shared {
             notifies_skipped_outside: self.outside.notifies_skipped.get(),
             injector_depth: self.injector.len(),
             stuck_threads,
+            slow_poll_reports_dropped: self.reports.as_ref().map_or(0, |reports| reports.dropped.get()),
             blocking: blocking_metrics(),
             elapsed: Duration::from_nanos(now),
         }

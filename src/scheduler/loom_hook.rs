@@ -85,5 +85,5 @@ pub fn idle_counts(pool: &crate::Pool) -> Option<(usize, usize)> {
 pub fn take_over(pool: &crate::Pool) -> bool {
     let shared = pool.shared_arc();
     let seen = shared.remotes[0].progress.load();
-    seen.in_poll() && super::monitor::take_over(shared, 0, seen) == super::monitor::Takeover::Done
+    seen.in_poll() && super::monitor::take_over(shared, 0, seen, None) == super::monitor::Takeover::Done
 }

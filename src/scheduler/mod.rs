@@ -47,7 +47,8 @@
 //! | `sleep/` | the idle-worker protocol (`Sleepers`, `State`, `Parker`) and its proof |
 //! | `progress.rs` | a core's progress word: polls begun, one running, reported, taken over |
 //! | `watch.rs` | the watcher's rescue of a stuck owner's LIFO task (some worker is idle) |
-//! | `monitor.rs` | the monitor thread: slow-poll reports, takeover of a worker stuck in one poll |
+//! | `monitor.rs` | the monitor thread: slow polls, takeover of a worker stuck in one poll |
+//! | `reporter.rs` | the reporter thread: the one caller of the slow-poll hook, and its queue |
 //! | `reactor.rs` | the worker loop as a future inside `async_io::block_on` |
 //! | `reactor_turn.rs` | when that loop lets the reactor turn before yielded tasks |
 //! | `run.rs` | a worker thread's body: the blocking loop, running a task |
@@ -71,6 +72,7 @@ mod reactor;
 mod reactor_turn;
 mod registry;
 mod remote;
+mod reporter;
 mod run;
 mod search;
 mod shared;

@@ -1,5 +1,6 @@
 //! The monitor: a thread per pool that, while the pool is busy, samples each worker's progress
-//! word, reports polls that run too long, and takes over a worker stuck inside one poll.
+//! word, queues reports of polls that run too long for the reporter thread (`reporter.rs`: the
+//! monitor never calls the hook itself), and takes over a worker stuck inside one poll.
 //!
 //! Invariants:
 //! - The sign of a stuck worker is the one the watcher reads (`watch.rs`): a progress word
@@ -33,6 +34,7 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use super::progress::Seen;
+use super::remote::CurrentPoll;
 use super::shared::Shared;
 use super::worker::note_queued;
 use crate::report::{SlowPoll, SlowPollKind};
@@ -119,15 +121,15 @@ fn sample(shared: &Arc<Shared>, now: Instant, samples: &mut [Sample]) {
             continue;
         }
         let elapsed = now.saturating_duration_since(sample.since);
-        let hook = shared.config.on_slow_poll.as_ref();
-        if hook.is_some()
-            && !sample.reported
-            && elapsed >= shared.config.slow_poll_threshold
-            && remote.progress.report(seen)
-        {
-            sample.reported = true;
-            lock(&remote.current).slow_since = Some(sample.since);
-            shared.report_current(SlowPollKind::Slow, index, elapsed);
+        if shared.reports.is_some() && !sample.reported && elapsed >= shared.config.slow_poll_threshold {
+            // The flag and the report under the lock the owner's `Returned` report takes: the
+            // poll's end is reported after this (`reporter.rs`).
+            let mut current = lock(&remote.current);
+            if remote.progress.report(seen) {
+                sample.reported = true;
+                current.slow_since = Some(sample.since);
+                shared.queue_report(SlowPollKind::Slow, index, elapsed, &current);
+            }
         }
         let Some(after) = shared.config.takeover_after else { continue };
         if elapsed < after || !shared.work_waits_behind(index) {
@@ -138,23 +140,29 @@ fn sample(shared: &Arc<Shared>, now: Instant, samples: &mut [Sample]) {
         if !seen.same_as(sample.seen) {
             continue;
         }
-        match take_over(shared, index, seen) {
-            Takeover::Done => {
-                lock(&remote.current).slow_since.get_or_insert(sample.since);
-                shared.report_current(SlowPollKind::TakenOver, index, elapsed);
-            }
+        match take_over(shared, index, seen, Some((sample.since, elapsed))) {
             Takeover::NoSpare if !sample.cap_reported => {
                 sample.cap_reported = true;
-                shared.report_current(SlowPollKind::CapReached, index, elapsed);
+                let current = lock(&remote.current);
+                // Only while the poll still runs: it is about that poll.
+                if remote.progress.load().same_as(seen) {
+                    shared.queue_report(SlowPollKind::CapReached, index, elapsed, &current);
+                }
             }
-            Takeover::NoSpare | Takeover::PollEnded => {}
+            Takeover::Done | Takeover::NoSpare | Takeover::PollEnded => {}
         }
     }
 }
 
 /// Hands core `index`, whose owner was seen as `seen` inside a poll, to a new thread with a
-/// spare core (see the module docs).
-pub(super) fn take_over(shared: &Arc<Shared>, index: usize, seen: Seen) -> Takeover {
+/// spare core (see the module docs). With `report` (when the monitor first saw the poll, and
+/// how long it has run), a pool with a hook queues a `TakenOver` report.
+pub(super) fn take_over(
+    shared: &Arc<Shared>,
+    index: usize,
+    seen: Seen,
+    report: Option<(Instant, Duration)>,
+) -> Takeover {
     if shared.is_shutdown() {
         return Takeover::PollEnded;
     }
@@ -164,6 +172,9 @@ pub(super) fn take_over(shared: &Arc<Shared>, index: usize, seen: Seen) -> Takeo
     // Relaxed: see `Shared::worker_number`.
     shared.slot_states[spare.index].worker.store(shared.worker_number(index), Ordering::Relaxed);
     let started = Shared::start_worker_if(shared, spare, |spare| {
+        // The flag and the report under the lock the owner's `Returned` report takes (see
+        // `reporter.rs`).
+        let mut current = report.filter(|_| shared.reports.is_some()).map(|report| (lock(&remote.current), report));
         if planted_bug!("takeover_without_exchange") {
             // The flag lands even if the poll it was meant for has ended.
             let _ = remote.progress.take(remote.progress.load());
@@ -184,6 +195,10 @@ pub(super) fn take_over(shared: &Arc<Shared>, index: usize, seen: Seen) -> Takeo
         if let Some(runnable) = remote.lifo.take() {
             note_queued(shared, &runnable, Doing::Deque(spare.index));
             spare.local.push(runnable);
+        }
+        if let Some((current, (since, elapsed))) = current.as_mut() {
+            current.slow_since.get_or_insert(*since);
+            shared.queue_report(SlowPollKind::TakenOver, index, *elapsed, current);
         }
         true
     });
@@ -210,22 +225,23 @@ impl Shared {
         !self.injector.is_empty() && state.unparked() == self.workers() && state.searching() == 0
     }
 
-    /// Tells the hook, if any, about core `index`'s current poll.
-    fn report_current(&self, kind: SlowPollKind, index: usize, elapsed: Duration) {
-        let Some(hook) = &self.config.on_slow_poll else { return };
-        let task = lock(&self.remotes[index].current).task.clone();
+    /// Queues a report on core `index`'s poll, `current` (its lock held), for the hook, if any.
+    fn queue_report(&self, kind: SlowPollKind, index: usize, elapsed: Duration, current: &CurrentPoll) {
+        let Some(reports) = &self.reports else { return };
+        let task = current.task.clone();
         let worker = self.worker_number(index);
-        hook.call(&SlowPoll { kind, task, thread_name: self.config.thread_name.clone(), worker, elapsed });
+        reports.queue(SlowPoll { kind, task, thread_name: self.config.thread_name.clone(), worker, elapsed });
     }
 
-    /// Called by the owner of core `index` when a poll the monitor reported returns.
+    /// Called by the owner of core `index` when a poll the monitor reported returns: queues the
+    /// `Returned` report (the hook runs on the reporter thread, never here).
     pub(super) fn report_returned(&self, index: usize) {
-        if self.config.on_slow_poll.is_none() {
+        if self.reports.is_none() {
             return;
         }
-        let since = lock(&self.remotes[index].current).slow_since;
-        let elapsed = since.map_or(Duration::ZERO, |since| since.elapsed());
-        self.report_current(SlowPollKind::Returned, index, elapsed);
+        let current = lock(&self.remotes[index].current);
+        let elapsed = current.slow_since.map_or(Duration::ZERO, |since| since.elapsed());
+        self.queue_report(SlowPollKind::Returned, index, elapsed, &current);
     }
 }
 

@@ -25,6 +25,7 @@ use crate::task::{Doing, Runnable};
 use super::counters::{Clock, CoreCounters, OutsideCounters};
 use super::registry::Registry;
 use super::remote::{Remote, SlotState};
+use super::reporter::Reports;
 use super::sleep::{Sender, Sleepers};
 use super::worker::{note_queued, Core, Pushed};
 use super::{context, run};
@@ -94,6 +95,9 @@ pub(crate) struct Shared {
     // Boxed: a core travels between threads as `Box<Core>` everywhere else (hand-off, start).
     #[allow(clippy::vec_box)]
     pub(super) spares: Mutex<Vec<Box<Core>>>,
+    /// The queue of reports for the slow-poll hook, read by the reporter thread; `None` without
+    /// a hook (see `reporter.rs`).
+    pub(super) reports: Option<Reports>,
     /// Global or private: `crew::spawn` on this pool's threads targets it if private.
     pub(super) kind: PoolKind,
     pub(super) config: Config,
@@ -118,6 +122,12 @@ impl Shared {
         }
         if shared.config.monitor {
             if let Err(err) = super::monitor::start(&shared) {
+                shared.shutdown();
+                return Err(BuildError::spawn(err));
+            }
+        }
+        if shared.reports.is_some() {
+            if let Err(err) = super::reporter::start(&shared) {
                 shared.shutdown();
                 return Err(BuildError::spawn(err));
             }
@@ -152,6 +162,7 @@ impl Shared {
             cores_exited: Event::new(),
             threads: Mutex::new(Vec::with_capacity(workers)),
             spares: Mutex::new(Vec::with_capacity(slots - workers)),
+            reports: config.on_slow_poll.is_some().then(Reports::new),
             kind,
             config,
         });

@@ -42,6 +42,9 @@ impl Shared {
         if let Some(busy) = self.sleepers.busy() {
             busy.event.notify(usize::MAX);
         }
+        if let Some(reports) = &self.reports {
+            reports.wake_for_shutdown();
+        }
         let all_exited = self.wait_for_cores(deadline.as_ref());
         // Pairs with the fence in `push_remote`: from here on every push is seen by a drain.
         fence(Ordering::SeqCst);

@@ -1,0 +1,121 @@
+//! The reporter: the one thread per pool that calls the slow-poll hook
+//! ([`Builder::on_slow_poll`](crate::Builder::on_slow_poll)), fed by a bounded queue.
+//!
+//! Invariants:
+//! - No thread that schedules or runs tasks calls the hook. The monitor (`Slow`, `TakenOver`,
+//!   `CapReached`) and a worker whose reported poll ended (`Returned`) only queue a report and
+//!   notify; the reporter thread calls the hook. A hook that is slow, blocks or never returns
+//!   delays only the reports queued after it: never a takeover, a worker, or a task.
+//! - Bounded: at most [`QUEUE_CAPACITY`] reports wait. A report made while the queue is full is
+//!   dropped and counted (`Metrics::slow_poll_reports_dropped`): queuing never blocks.
+//! - In order per poll: a poll's `Returned` report is queued after its `Slow` and `TakenOver`
+//!   reports, because each is queued under the poll's `Remote::current` lock together with the
+//!   progress-word flag that makes the owner report the poll's end (`monitor.rs`).
+//! - The hook runs with the pool as the thread's current pool: `crew::spawn` in a hook spawns
+//!   onto the pool whose report it is (the global pool's hook, onto the global pool), as it does
+//!   on the pool's workers.
+//! - At shutdown the reporter delivers what is queued, then exits. The pool does not wait for it:
+//!   a hook that never returns cannot hang a pool's drop. Reports made after that (a stuck poll
+//!   that returns later) are not delivered.
+
+use std::collections::VecDeque;
+use std::io;
+
+use super::shared::Shared;
+use crate::report::SlowPoll;
+use crate::sync::{fence, lock, thread, Arc, Event, Listener, Mutex, Ordering, SharedCounter};
+
+/// The most reports that wait for the hook at once.
+pub(super) const QUEUE_CAPACITY: usize = 1024;
+
+/// A pool's queue of reports for its hook.
+#[derive(Debug)]
+pub(super) struct Reports {
+    queue: Mutex<VecDeque<SlowPoll>>,
+    /// Notified after each report is queued, and at shutdown.
+    queued: Event,
+    /// Reports dropped because the queue was full.
+    pub(super) dropped: SharedCounter,
+}
+
+impl Reports {
+    pub(super) fn new() -> Reports {
+        Reports { queue: Mutex::new(VecDeque::new()), queued: Event::new(), dropped: SharedCounter::default() }
+    }
+
+    /// Queues `report` for the hook, or drops and counts it if the queue is full. Never blocks
+    /// beyond the queue's lock, which no user code holds.
+    pub(super) fn queue(&self, report: SlowPoll) {
+        let refused = {
+            let mut queue = lock(&self.queue);
+            if queue.len() < QUEUE_CAPACITY {
+                queue.push_back(report);
+                None
+            } else {
+                Some(report)
+            }
+        };
+        match refused {
+            // Dropped after unlocking: a report holds a task's identity, whose last reference
+            // frees memory.
+            Some(report) => {
+                self.dropped.incr();
+                drop(report);
+            }
+            None => {
+                self.queued.notify(1);
+            }
+        }
+    }
+
+    /// Wakes the reporter to see the shutdown.
+    pub(super) fn wake_for_shutdown(&self) {
+        self.queued.notify(usize::MAX);
+    }
+
+    fn pop(&self) -> Option<SlowPoll> {
+        lock(&self.queue).pop_front()
+    }
+}
+
+/// Starts `shared`'s reporter thread (the pool has a hook). It is not joined (see the module
+/// docs).
+pub(super) fn start(shared: &Arc<Shared>) -> io::Result<()> {
+    let for_thread = shared.clone();
+    thread::Builder::new().name("crew-reporter".to_owned()).spawn(move || run(for_thread))?;
+    Ok(())
+}
+
+/// The reporter thread's body.
+fn run(shared: Arc<Shared>) {
+    let (Some(reports), Some(hook)) = (shared.reports.as_ref(), shared.config.on_slow_poll.as_ref()) else {
+        return;
+    };
+    // `crew::spawn` in the hook targets this pool (see the module docs).
+    let _entered = super::context::enter_pool(&shared);
+    loop {
+        while let Some(report) = reports.pop() {
+            hook.call(&report);
+        }
+        if shared.is_shutdown() {
+            return;
+        }
+        let listener = reports.queued.listen();
+        // Pairs with `notify`'s own fence: a report queued (or a shutdown begun) after the
+        // checks below notifies this listener.
+        fence(Ordering::SeqCst);
+        if !lock(&reports.queue).is_empty() || shared.is_shutdown() {
+            continue;
+        }
+        listener.wait();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    #[test]
+    fn the_documented_capacity_is_the_queues() {
+        // `Builder::on_slow_poll` and `Metrics::slow_poll_reports_dropped` say 1,024.
+        assert_eq!(super::QUEUE_CAPACITY, 1024);
+    }
+}
