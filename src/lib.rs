@@ -92,7 +92,7 @@
 //! injector and the blocking pool. With [`Builder::task_dump`] on, [`dump`] and [`Pool::dump`]
 //! list every live task with what it is doing and for how long. With the `tracing` feature, each
 //! task's polls run inside a `tracing` span naming the task (id, name, spawn location); with the
-//! `console` feature, tokio-console shows crew's tasks live (README, "tokio-console").
+//! `console` feature, tokio-console shows crew's tasks live (`docs/tracing-and-console.md`).
 //!
 //! ```
 //! let pool = crew::Pool::builder().workers(2).build().unwrap();
@@ -190,3 +190,18 @@ pub use yield_now::{yield_now, YieldNow};
 /// ```
 #[cfg(not(loom))]
 pub use futures_lite::io;
+
+/// README.md's code blocks, compiled and run as doc tests: every block there stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
+/// The guides' code blocks in `docs/` that need no optional feature, compiled and run as doc
+/// tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/macros.md")]
+#[doc = include_str!("../docs/metrics.md")]
+#[doc = include_str!("../docs/takeover.md")]
+#[doc = include_str!("../docs/task-dump.md")]
+#[doc = include_str!("../docs/timers-net-blocking.md")]
+struct GuideDoctests;

@@ -98,8 +98,8 @@ pub const DEFAULT_TAKEOVER_AFTER: Duration = Duration::from_millis(10);
 pub const DEFAULT_SLOW_POLL_THRESHOLD: Duration = Duration::from_millis(10);
 
 /// How long a searching worker that found nothing keeps sweeping the queues before it parks,
-/// when [`Builder::spin_before_park`] is not set. `BENCHMARKS.md` ("A brief spin before
-/// parking") measures it.
+/// when [`Builder::spin_before_park`] is not set. `docs/performance-notes.md` ("The spin
+/// before parking") measures it.
 ///
 /// # Examples
 ///
@@ -128,7 +128,7 @@ pub const MAX_SPIN_BEFORE_PARK: Duration = Duration::from_millis(1);
 pub const MAX_STUCK_THREADS: usize = 1024;
 
 /// The cap on stuck threads when none is set: the number of workers, and at least 16.
-/// `BENCHMARKS.md` ("Blocking inside a poll") measured 2, 8, 16 and 64 on 2 workers.
+/// `BENCHMARKS.md` ("Blocking inside a poll") compares 2, 8 and 64 on 2 workers.
 fn default_stuck_threads(workers: usize) -> usize {
     workers.max(16)
 }
@@ -284,8 +284,8 @@ impl Builder {
     /// which cannot afford an interpreted monitor thread in every pool): when it has
     /// been in one poll for [`takeover_after`](Builder::takeover_after) while tasks wait that no
     /// idle worker can take, its queues are handed to a new thread, which carries on as that
-    /// worker; the stuck thread finishes its poll and then exits. README's "Blocking inside a
-    /// poll" says what it costs.
+    /// worker; the stuck thread finishes its poll and then exits. `docs/takeover.md` explains
+    /// it; `BENCHMARKS.md` ("Blocking inside a poll") measures what it buys.
     ///
     /// # Examples
     ///

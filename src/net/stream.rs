@@ -50,7 +50,7 @@ mod hint {
 /// one task can read while another writes).
 ///
 /// A request/response exchange costs one read, one write and one `epoll_ctl` re-arm on it,
-/// against two more failing reads on a bare `Async<T>` (see `BENCHMARKS.md`, HTTP).
+/// against two more failing reads on a bare `Async<T>` (see `docs/performance-notes.md`, HTTP).
 ///
 /// # Examples
 ///

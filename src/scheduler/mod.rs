@@ -1,7 +1,8 @@
 //! The scheduler: a pool's cores and queues, the worker loop, sleeping, the watcher, and
 //! shutdown. Everything above it (spawn, `Pool`, the global pool, `block_on`, `JoinHandle`)
 //! reaches it through the few items re-exported here; everything in it reaches threads and
-//! atomics only through `crate::sync`.
+//! atomics only through `crate::sync`, but for the two plain `std` items that `sync/mod.rs`
+//! lists as exceptions (in `context.rs`).
 //!
 //! # Invariants
 //!
@@ -18,13 +19,25 @@
 //!   slot, whose previous task moves to the deque). Anywhere else: into the injector.
 //! - **Private and stealable.** The deques, the injector and the deferred lists are stealable:
 //!   any searcher takes from them (`search.rs`). The LIFO slot is private: its owner takes from
-//!   it, and the watcher only when the owner began no poll for a whole interval (`watch.rs`).
+//!   it; the watcher only when the owner began no poll for a whole interval (`watch.rs`), and
+//!   the monitor only as it takes a stuck worker over (`monitor.rs`); shutdown and a core given
+//!   up after a takeover empty it (`shutdown.rs`).
 //! - **No lost wakeup** (`sleep/README.md`, the protocol and its proof). A push onto a
 //!   stealable queue ends with `notify_one`, a push into a LIFO slot with `notify_private`; a
 //!   worker that parks leaving no searcher re-scans after a SeqCst fence. An idle pool never
 //!   wakes.
-//! - **Order of picking** (`worker.rs`): LIFO slot (a few times in a row), the fairness tick,
-//!   deque, injector, deferred list, then search, then park.
+//! - **Order of picking** (`worker.rs`): LIFO slot (at most `MAX_LIFO_POLLS` = 3 tasks in a
+//!   row, then the deque's turn), the fairness tick, deque, injector, deferred list, then search
+//!   (`search.rs`), then park. This list and the cadence below are the one statement of them;
+//!   README and `docs/` link here.
+//! - **Cadence.** A *tick* is one pick: a run of LIFO tasks counts as one, as in tokio. Every
+//!   `GLOBAL_QUEUE_INTERVAL` = 61 ticks a worker takes up to `MAX_INTERVAL_BATCH` tasks from the
+//!   injector before its own queue, moves its deferred list to the back of its deque, and, inside
+//!   the reactor, lets the reactor turn without blocking (`reactor.rs`; at the latest every
+//!   `MAX_POLLS_PER_TURN` = 244 polls). It also lets the reactor turn before it runs deferred
+//!   tasks, if its last such turn was `REACTOR_TURN_GAP` (250 µs) ago or more
+//!   (`reactor_turn.rs`). A parked watcher looks at a busy owner's LIFO slot every
+//!   `WATCH_INTERVAL` (250 µs, `watch.rs`).
 //! - **A stuck poll holds up only itself** (`progress.rs`, `watch.rs`, `monitor.rs`). Each
 //!   worker marks the start and end of every poll in its progress word; a word that shows one
 //!   poll across an interval is a stuck worker. A parked watcher rescues its LIFO task after

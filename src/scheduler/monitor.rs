@@ -189,7 +189,7 @@ pub(super) fn take_over(
         if spare.index as u64 >= shared.slots_used.get() {
             shared.slots_used.set(spare.index as u64 + 1);
         }
-        // Relaxed: see `Remote::active`.
+        // Relaxed: see `Shared::is_active`.
         shared.slot_states[spare.index].active.store(true, Ordering::Relaxed);
         // The watcher's rescue, done by the monitor: the stuck core's private task.
         if let Some(runnable) = remote.lifo.take() {

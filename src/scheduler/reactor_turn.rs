@@ -21,10 +21,10 @@
 use std::time::{Duration, Instant};
 
 /// A worker gives the reactor a turn before its deferred tasks at most once per this long. A
-/// turn costs several syscalls (polling's epoll wait and timer re-arm): one per yield of a lone
-/// task that yields fast made async-executor's `web_server` workload 30% slower (median of five
-/// runs, 1.56 to 2.09 ms); with this gap it was level (1.62 ms). Tasks that compute for longer
-/// than this between yields get a turn before every one of their runs.
+/// turn costs several syscalls (polling's epoll wait and timer re-arm), so a turn at every yield
+/// of a lone task that yields fast slows it down (measured: `docs/performance-notes.md`,
+/// "Yielding and the reactor"). Tasks that compute for longer than this between yields get a
+/// turn before every one of their runs.
 pub(super) const REACTOR_TURN_GAP: Duration = Duration::from_micros(250);
 
 /// Where a core stands on the reactor's turn before its deferred tasks.

@@ -13,7 +13,7 @@
 //! - Entries are spread over shards by the spawning thread (round robin), so workers spawning
 //!   concurrently rarely share a lock; and there are many shards (32 per worker, up to 64), so
 //!   a thread spawning and the workers removing the entries of tasks that ended seldom meet on
-//!   one either (4 per worker cost `remote_spawn_join` about 15%, see `BENCHMARKS.md`). The
+//!   one either (fewer shards measured: `docs/performance-notes.md`, "Remote spawn"). The
 //!   global pool has a registry only with the task dump on: it is never dropped.
 //! - Each shard's count of entries is kept, under its lock, in a counter that the metrics read
 //!   without locking ([`Registry::live`]).
@@ -21,7 +21,7 @@
 //!   it, so the lines a registration touches move between threads at nearly every spawn and
 //!   end: a shard (its lock, its fields, its count) is one cache line on 64-bit Linux, and the
 //!   registry's `Arc` counts, written at every spawn and end, share no line with the shard
-//!   table's pointer, read at both (`BENCHMARKS.md`, "The registry's cache lines").
+//!   table's pointer, read at both (`docs/performance-notes.md`, "Remote spawn").
 
 use std::task::Waker;
 

@@ -1,8 +1,9 @@
 //! The part of a core that threads other than its owner touch, besides its deque.
 //!
 //! Invariants:
-//! - The LIFO slot is *private*: taken from by its owner, and by the watcher only when the
-//!   owner began no poll for a whole interval (see `watch.rs`). The deferred list is
+//! - The LIFO slot is *private*: taken from by its owner, by the watcher only when the owner
+//!   began no poll for a whole interval (see `watch.rs`), and by the monitor only as it takes
+//!   the core over (see `monitor.rs`). The deferred list is
 //!   *shared*: any searcher may take its older half as a last resort.
 //! - Only the owner fills either, and only the owner begins and ends polls in the progress word
 //!   (the monitor only flags them, see `progress.rs`); its mutexes are uncontended but for the

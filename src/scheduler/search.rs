@@ -65,8 +65,8 @@ impl Core {
     /// The yield (`sched_yield`) rather than pause instructions: on a machine with no idle core
     /// the thread that will produce the next task (a spawner or `block_on` thread outside the
     /// pool, another worker) may be waiting for this very core, and a spinner that held it would
-    /// delay the work it waits for. With 2 workers on 2 cores, pauses made `spawn_batch` 22%
-    /// slower and `spawn_one` 20 to 30% slower than yields (BENCHMARKS.md, "Levers measured").
+    /// delay the work it waits for (measured: `docs/performance-notes.md`, "The spin before
+    /// parking").
     #[cold]
     #[inline(never)]
     fn spin_steal(&mut self, shared: &Shared) -> Option<Runnable> {

@@ -191,7 +191,7 @@ impl Shared {
         self.stealers.len()
     }
 
-    /// The worker number core `index` runs as (see `Remote::worker`).
+    /// The worker number core `index` runs as (see `SlotState::worker`).
     pub(super) fn worker_number(&self, index: usize) -> usize {
         // Relaxed: written before the thread that runs the core starts, or by the monitor for a
         // spare it is about to start; read for names and reports.

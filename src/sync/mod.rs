@@ -36,6 +36,10 @@
 //!   `Sleepers::take_or_listen` allow dead code under loom, since only that loop uses them.
 //! - `counter.rs`: statistics counters are plain `std` atomics under loom too: no protocol reads
 //!   them (see its docs).
+//! - `scheduler/context.rs`: `PRIVATE_POOLS` is a plain `std` atomic (loom's cannot be `static`),
+//!   a flag that only goes from false to true before any thread could read it as true (see
+//!   `note_private_pool`); and `spawn_hint`'s per-thread counter is a `std::thread_local!` `Cell`,
+//!   a hint for spreading spawns over the registry's shards that no other thread reads.
 //! - `Sleepers::is_parked` and `Sleepers::watcher` are built for tests and loom only: they are
 //!   the checks the models and unit tests read; so are `Sleepers::notify_one` and
 //!   `notify_private`, which the workers call through their counted forms (`notify_one_from`).

@@ -7,8 +7,8 @@
 //!   the watcher takes it.
 //! - A normal build uses crossbeam-queue's lock-free `ArrayQueue` of capacity 1: a `swap` into
 //!   an empty slot and a `take` of a full one are one compare-and-swap each (a mutex costs a
-//!   lock and an unlock, two locked instructions: about 7% of `pair_ping_pong`'s time, see
-//!   `BENCHMARKS.md`). `force_push` is the swap. crossbeam-queue keeps the value in an
+//!   lock and an unlock, two locked instructions, measured in `docs/performance-notes.md`,
+//!   "Message passing"). `force_push` is the swap. crossbeam-queue keeps the value in an
 //!   `UnsafeCell<MaybeUninit<T>>`, never as an integer, so miri accepts it (crossbeam's
 //!   `AtomicCell<Option<Runnable>>` does not: it round-trips the pointer through an integer,
 //!   crossbeam-rs/crossbeam#908).

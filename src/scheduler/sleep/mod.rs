@@ -135,9 +135,9 @@ impl Sleepers {
     }
 
     /// As [`notify_one`](Sleepers::notify_one), after pushing a task onto the calling worker's
-    /// *private* LIFO slot, which only the watcher steals from:
-    /// wakes nobody if a watcher already exists, since it will look within
-    /// [`WATCH_INTERVAL`](crate::watch::WATCH_INTERVAL).
+    /// *private* LIFO slot, which only the watcher (and the monitor's takeover) steals from:
+    /// wakes nobody if a watcher already exists, since it will look within `WATCH_INTERVAL`
+    /// (`scheduler/watch.rs`).
     #[cfg(any(test, loom))]
     pub(super) fn notify_private(&self) -> bool {
         if planted_bug!("no_private_notify") {
