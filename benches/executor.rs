@@ -2,7 +2,7 @@
 //! multi-thread runtime and async-executor with the same number of worker threads `W` (env
 //! `CREW_BENCH_WORKERS`, default 2). Every workload is one criterion group with three members,
 //! `crew`, `tokio` and `async_executor`; executors are set up and torn down as in
-//! `benches/spawn.rs` (see its module docs and `benches/common/mod.rs`).
+//! `benches/spawn.rs` (see its module docs and `benches/common/executors.rs`).
 //!
 //! As in async-executor's file, the benchmarking thread spawns the tasks and waits for them
 //! (`block_on`), so most spawns here are *remote* ones in tokio's terms. Parameters are smaller
@@ -47,7 +47,7 @@
 //! Run: `cargo bench --bench executor` (optionally `CREW_BENCH_WORKERS=4 cargo bench --bench
 //! executor`, or `cargo bench --bench executor -- floor` for one group).
 //! `CREW_BENCH_MODES=<workload>` runs one workload's modes probe instead (see
-//! `benches/spawn.rs` and `common::main`).
+//! `benches/spawn.rs` and `benches/common/modes.rs`).
 
 use std::future::Future;
 use std::hint::black_box;

@@ -2,7 +2,7 @@
 //! multi-thread runtime and async-executor with the same number of worker threads `W` (env
 //! `CREW_BENCH_WORKERS`, default 2). Every workload is one criterion group with three members,
 //! `crew`, `tokio` and `async_executor`; executors are set up and torn down as in
-//! `benches/spawn.rs` (see its module docs and `benches/common/mod.rs`).
+//! `benches/spawn.rs` (see its module docs and `benches/common/executors.rs`).
 //!
 //! - `pair_ping_pong`: 100 pairs of tasks, each pair bouncing a counter 100 times there and back
 //!   over two `async_channel::bounded(1)` channels (every message wakes the partner task).
@@ -25,7 +25,7 @@
 //!
 //! Run: `cargo bench --bench messaging` (optionally `CREW_BENCH_WORKERS=4`).
 //! `CREW_BENCH_MODES=<workload>` runs one workload's modes probe instead (see
-//! `benches/spawn.rs` and `common::main`).
+//! `benches/spawn.rs` and `benches/common/modes.rs`).
 //!
 //! Counts instead of times: `CREW_BENCH_COUNTS=<executor>[/<workload>]` (executor `crew`, `tokio`
 //! or `async_executor`) runs each workload (or the one named) [`COUNT_ITERS`] times after a

@@ -34,7 +34,8 @@
 //!
 //! Modes instead of criterion: `CREW_BENCH_MODES=ping_pong cargo bench --bench spawn` runs one
 //! workload in rounds on the three executors, with the machine's cache-line round trip beside
-//! each round (see `common::main`): how `ping_pong`'s slow mode was traced to the machine.
+//! each round (see `benches/common/modes.rs`): how `ping_pong`'s slow mode was traced to the
+//! machine.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicUsize};

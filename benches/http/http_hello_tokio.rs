@@ -1,5 +1,5 @@
 //! `http_hello` on tokio's multi-thread runtime, for `benches/http/run`: the same parser
-//! (`examples/http/proto.rs`), the same socket loop, tokio's sockets and scheduler.
+//! (`shared/proto.rs`), the same socket loop, tokio's sockets and scheduler.
 //!
 //! ```sh
 //! cargo run --release --example http_hello_tokio -- 127.0.0.1:9000 --workers 2
@@ -11,9 +11,9 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-#[path = "http/cli.rs"]
+#[path = "shared/cli.rs"]
 mod cli;
-#[path = "http/proto.rs"]
+#[path = "shared/proto.rs"]
 mod proto;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

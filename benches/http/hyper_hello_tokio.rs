@@ -1,5 +1,5 @@
 //! `hyper_hello` on tokio's multi-thread runtime, for `benches/http/run` (`SET=hyper`): the same
-//! hyper service and connection settings (`examples/http/hyper_hello.rs`), tokio's sockets
+//! hyper service and connection settings (`shared/hyper_hello.rs`), tokio's sockets
 //! (through hyper-util's `TokioIo`) and scheduler.
 //!
 //! ```sh
@@ -12,9 +12,9 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
-#[path = "http/cli.rs"]
+#[path = "shared/cli.rs"]
 mod cli;
-#[path = "http/hyper_hello.rs"]
+#[path = "shared/hyper_hello.rs"]
 mod hyper_hello;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

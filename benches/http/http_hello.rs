@@ -11,7 +11,7 @@
 //! parked workers (`crew::Builder::drive_reactor`).
 //!
 //! Why a hand-written parser: the point of this server is to compare executors, so all servers
-//! share one parser (`examples/http/proto.rs`) and differ only in their socket loop, on
+//! share one parser (`shared/proto.rs`) and differ only in their socket loop, on
 //! async-executor too. The same comparison with hyper's server on crew and on tokio is
 //! `hyper_hello` / `hyper_hello_tokio` (`SET=hyper benches/http/run`). The parser handles what
 //! wrk sends: bodiless requests, keep-alive, pipelining, `Connection: close`.
@@ -22,9 +22,9 @@ use std::time::Duration;
 use crew::io::{AsyncReadExt, AsyncWriteExt};
 use crew::net::{TcpListener, TcpStream};
 
-#[path = "http/cli.rs"]
+#[path = "shared/cli.rs"]
 mod cli;
-#[path = "http/proto.rs"]
+#[path = "shared/proto.rs"]
 mod proto;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -1,7 +1,7 @@
 //! `http_hello` on async-executor, the way smol runs it (each executor thread inside
 //! `async_io::block_on(executor.run(..))`, driving async-io's reactor whenever it idles), for
 //! `benches/http/run`: the same sockets as crew's (async-io's `Async`) and the same parser
-//! (`examples/http/proto.rs`), so it separates what crew's scheduler costs from what async-io's
+//! (`shared/proto.rs`), so it separates what crew's scheduler costs from what async-io's
 //! reactor costs.
 //!
 //! ```sh
@@ -16,9 +16,9 @@ use async_executor::Executor;
 use async_io::{Async, Timer};
 use futures_lite::io::{AsyncReadExt, AsyncWriteExt};
 
-#[path = "http/cli.rs"]
+#[path = "shared/cli.rs"]
 mod cli;
-#[path = "http/proto.rs"]
+#[path = "shared/proto.rs"]
 mod proto;
 
 static EXECUTOR: Executor<'static> = Executor::new();

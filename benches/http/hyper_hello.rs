@@ -1,6 +1,6 @@
 //! hyper's HTTP/1 "Hello, world!" server on crew: the server `benches/http/run` (with
 //! `SET=hyper`) loads with wrk against the same hyper server on tokio (`hyper_hello_tokio`).
-//! Both share the service and the connection settings (`examples/http/hyper_hello.rs`); only
+//! Both share the service and the connection settings (`shared/hyper_hello.rs`); only
 //! the runtime differs, the comparison tokio's 2019 scheduler announcement made.
 //!
 //! ```sh
@@ -16,9 +16,9 @@ use crew::hyper::Io;
 use crew::net::TcpListener;
 use hyper::service::service_fn;
 
-#[path = "http/cli.rs"]
+#[path = "shared/cli.rs"]
 mod cli;
-#[path = "http/hyper_hello.rs"]
+#[path = "shared/hyper_hello.rs"]
 mod hyper_hello;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
