@@ -23,8 +23,8 @@ use once_cell::sync::Lazy;
 use crate::join::JoinHandle;
 use crate::metrics::BlockingMetrics;
 use crate::policy::{Policy, Propagate};
-use crate::sync::{lock, thread, Arc, Condvar, Counter, Mutex};
-use crate::task::{Home, Kind, Runnable, TaskFuture, TaskInfo};
+use crate::sync::{lock, thread, Arc, Condvar, Mutex, SingleWriterCounter};
+use crate::task::{Kind, OnTaskEnd, Runnable, TaskFuture, TaskInfo};
 
 /// The most threads the global blocking pool runs at once (tokio's default too).
 pub const MAX_BLOCKING_THREADS: usize = 512;
@@ -105,7 +105,7 @@ where
 /// The blocking pool as a task's home: it keeps no count of its tasks.
 struct Blocking;
 
-impl Home for Blocking {
+impl OnTaskEnd for Blocking {
     const KIND: Kind = Kind::Blocking;
 
     fn task_ended(&mut self) {}
@@ -123,7 +123,7 @@ pub(crate) struct BlockingPool {
     state: Mutex<State>,
     /// `state`'s counts, mirrored under its lock for [`metrics`] to read without locking:
     /// threads, idle threads, queued jobs.
-    published: [Counter; 3],
+    published: [SingleWriterCounter; 3],
     work: Condvar,
     max_threads: usize,
     keep_alive: Duration,
@@ -164,7 +164,7 @@ impl BlockingPool {
     /// The mirrored counts.
     fn metrics(&self) -> BlockingMetrics {
         let [threads, idle, queued] = &self.published;
-        let count = |counter: &Counter| usize::try_from(counter.get()).unwrap_or(usize::MAX);
+        let count = |counter: &SingleWriterCounter| usize::try_from(counter.get()).unwrap_or(usize::MAX);
         BlockingMetrics { threads: count(threads), idle_threads: count(idle), queued: count(queued) }
     }
 

@@ -1,5 +1,5 @@
 //! [`TaskDump`]: every live task of a pool, what it is doing and for how long, from
-//! [`crew::dump`](crate::dump) or [`Pool::dump`](crate::Pool::dump), with
+//! [`crew::dump`](fn@crate::dump) or [`Pool::dump`](crate::Pool::dump), with
 //! [`Builder::task_dump`](crate::Builder::task_dump) on.
 //!
 //! Invariants:
@@ -20,7 +20,7 @@ use std::time::Duration;
 use crate::escape::Escaped;
 use crate::task::{TaskId, TaskInfo};
 
-/// Every live task of a pool, sorted by id: [`crew::dump`](crate::dump) for the global pool,
+/// Every live task of a pool, sorted by id: [`crew::dump`](fn@crate::dump) for the global pool,
 /// [`Pool::dump`](crate::Pool::dump) for a private one. `Display` prints a table; [`tasks`]
 /// gives the data.
 ///

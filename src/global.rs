@@ -13,8 +13,6 @@
 
 use std::future::Future;
 
-use std::panic::Location;
-
 use async_task::{ScheduleInfo, WithInfo};
 use once_cell::sync::OnceCell;
 
@@ -25,8 +23,8 @@ use crate::metrics::Metrics;
 use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;
 use crate::scheduler::{PoolKind, Shared};
-use crate::sync::Arc;
-use crate::task::{Home, Runnable, TaskInfo};
+use crate::target::Target;
+use crate::task::{OnTaskEnd, Runnable, TaskInfo};
 
 static GLOBAL: OnceCell<Pool> = OnceCell::new();
 
@@ -44,17 +42,36 @@ fn start(builder: Builder) -> Result<Pool, BuildError> {
     Pool::start(builder.check(Env::from_process())?, PoolKind::Global)
 }
 
-/// `Builder::build_global`.
-pub(crate) fn init(builder: Builder) -> Result<(), BuildError> {
-    let mut started_here = false;
-    GLOBAL.get_or_try_init(|| {
-        started_here = true;
-        start(builder)
-    })?;
-    if started_here {
-        Ok(())
-    } else {
-        Err(BuildError::global_already_started())
+/// Building the global pool: here, beside the pool it builds, so that `config/` stays a leaf.
+impl Builder {
+    /// Configures and starts the global pool used by [`spawn`](fn@crate::spawn).
+    ///
+    /// Without [`workers`](Builder::workers), the size comes from `CREW_WORKERS`, else
+    /// `num_cpus::get()`.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::is_global_already_started`] if the global pool already runs (started by an
+    /// earlier call or by a first `spawn`); otherwise as [`build`](Builder::build).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// crew::Builder::new().workers(2).build_global().expect("first configuration");
+    /// assert!(crew::Builder::new().build_global().unwrap_err().is_global_already_started());
+    /// assert_eq!(crew::block_on(crew::spawn(async { 1 })), 1);
+    /// ```
+    pub fn build_global(self) -> Result<(), BuildError> {
+        let mut started_here = false;
+        GLOBAL.get_or_try_init(|| {
+            started_here = true;
+            start(self)
+        })?;
+        if started_here {
+            Ok(())
+        } else {
+            Err(BuildError::global_already_started())
+        }
     }
 }
 
@@ -111,26 +128,10 @@ where
     F::Output: Send + 'static,
 {
     let _ = policy;
-    spawn_with_info(TaskInfo::new(None, Location::caller()), future)
+    crate::target::spawn(Target::Current, None, future)
 }
 
-/// Spawns `future` as the task `info` on the current pool (as [`spawn`] picks it).
-#[track_caller]
-#[inline]
-pub(crate) fn spawn_with_info<P, F>(info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
-where
-    P: Policy,
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    // On a private pool's thread, or inside its `block_on`: that pool.
-    if let Some(private) = crate::scheduler::current_private_pool() {
-        return spawn_on_current_private(&private, info, future);
-    }
-    spawn_on_global(info, future)
-}
-
-/// Spawns `future` as the task `info` on the global pool, from any thread.
+/// Spawns `future` as the task `info` on the global pool, from any thread (see `target.rs`).
 #[track_caller]
 #[inline]
 pub(crate) fn spawn_on_global<P, F>(info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
@@ -144,24 +145,7 @@ where
     let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
         shared().schedule(runnable, info.woken_while_running);
     });
-    let shared = shared();
-    if shared.registry().is_some() {
-        // The task dump is on: the global pool registers its tasks, as a private pool does.
-        return crate::task::spawn_registered(shared, crate::scheduler::spawn_hint(), info, future, schedule);
-    }
-    crate::task::spawn_unregistered(shared, info, Global, future, schedule)
-}
-
-/// [`spawn_on_private`](crate::pool::spawn_on_private), kept out of line so that the global
-/// pool's spawn path stays small enough to inline where it is called.
-#[inline(never)]
-fn spawn_on_current_private<P, F>(shared: &Arc<Shared>, info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
-where
-    P: Policy,
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    crate::pool::spawn_on_private(shared, info, future)
+    shared().spawn(info, future, schedule, Global)
 }
 
 /// A snapshot of the global pool's counters (starting the pool if it has not started): polls,
@@ -184,7 +168,7 @@ where
 /// ```
 #[track_caller]
 pub fn metrics() -> Metrics {
-    shared().metrics()
+    crate::metrics::snapshot(shared())
 }
 
 /// Every live task of the global pool, with what it is doing and for how long (starting the
@@ -215,7 +199,7 @@ pub fn dump() -> TaskDump {
 /// as outside the workers.
 struct Global;
 
-impl Home for Global {
+impl OnTaskEnd for Global {
     #[inline]
     fn task_ended(&mut self) {
         crate::scheduler::count_task_end(shared());

@@ -2,8 +2,8 @@
 //! [async-task](https://docs.rs/async-task).
 //!
 //! [`spawn`] hands a future to the global pool from any thread (to a private [`Pool`] when
-//! called inside one: its tasks, or [`Pool::block_on`]); [`block_on`] drives a future on
-//! the calling thread; [`yield_now`] lets other tasks run. Each task is one async-task
+//! called inside one: its tasks, or [`Pool::block_on`]); [`block_on`](fn@block_on) drives a future on
+//! the calling thread; [`yield_now`](fn@yield_now) lets other tasks run. Each task is one async-task
 //! allocation whose [`JoinHandle`] is typed by a panic policy: [`Propagate`] (the default: the
 //! awaiter re-panics with the original payload), [`Catch`] (the awaiter gets
 //! `Result<T, JoinError>`), or [`Ignore`] (the pool swallows the panic). No panic ever kills a
@@ -70,7 +70,7 @@
 //! A task that blocks its thread inside a poll holds up only itself: when a worker has been in
 //! one poll for [`Builder::takeover_after`] (10 ms by default) while tasks wait behind it, the
 //! pool's monitor hands that worker's queues to a new thread ([`Builder::takeover`]). Code that
-//! knows it will block can say so with [`block_in_place`]; [`Builder::on_slow_poll`] reports slow
+//! knows it will block can say so with [`block_in_place`](fn@block_in_place); [`Builder::on_slow_poll`] reports slow
 //! polls and takeovers, naming the task ([`task::Builder`] names it; every spawn records its
 //! caller's location).
 //!
@@ -86,10 +86,10 @@
 //!
 //! # Seeing inside the pool
 //!
-//! [`metrics`] (the global pool) and [`Pool::metrics`] return a [`Metrics`] snapshot, always
+//! [`metrics`](fn@metrics) (the global pool) and [`Pool::metrics`] return a [`Metrics`] snapshot, always
 //! available and cheap enough to take every second in production: per worker, polls, spawns,
 //! steals, LIFO runs, parks and wakes, busy time and queue depths; for the pool, live tasks, the
-//! injector and the blocking pool. With [`Builder::task_dump`] on, [`dump`] and [`Pool::dump`]
+//! injector and the blocking pool. With [`Builder::task_dump`] on, [`dump`](fn@dump) and [`Pool::dump`]
 //! list every live task with what it is doing and for how long. With the `tracing` feature, each
 //! task's polls run inside a `tracing` span naming the task (id, name, spawn location); with the
 //! `console` feature, tokio-console shows crew's tasks live (`docs/tracing-and-console.md`).
@@ -135,6 +135,7 @@ mod report;
 mod scheduler;
 mod spawner;
 mod sync;
+mod target;
 pub mod task;
 #[cfg(not(loom))]
 pub mod time;

@@ -1,4 +1,4 @@
-//! [`Metrics`]: a snapshot of a pool's counters, from [`crate::metrics`] (the global pool) or
+//! [`Metrics`]: a snapshot of a pool's counters, from [`crate::metrics()`](fn@crate::metrics) (the global pool) or
 //! [`Pool::metrics`](crate::Pool::metrics).
 //!
 //! Invariants:
@@ -14,8 +14,20 @@
 use std::fmt;
 use std::time::Duration;
 
+/// A pool's snapshot with the blocking pool's part filled in: the scheduler counts its own pool
+/// (`scheduler/snapshot.rs`), the blocking pool, which every pool shares, counts itself.
+pub(crate) fn snapshot(shared: &crate::scheduler::Shared) -> Metrics {
+    #[allow(unused_mut)] // loom builds have no blocking pool to read.
+    let mut metrics = shared.metrics();
+    #[cfg(not(loom))]
+    {
+        metrics.blocking = crate::blocking::metrics();
+    }
+    metrics
+}
+
 /// A snapshot of a pool's counters: per worker and in total, plus what happens outside the
-/// workers. Read with [`crew::metrics()`](crate::metrics) for the global pool and
+/// workers. Read with [`crew::metrics()`](fn@crate::metrics) for the global pool and
 /// [`Pool::metrics`](crate::Pool::metrics) for a private one.
 ///
 /// Counters count from the pool's start and never go backwards; compare two snapshots to get

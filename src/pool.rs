@@ -9,16 +9,16 @@
 
 use std::fmt;
 use std::future::Future;
-use std::panic::Location;
 use std::time::Duration;
 
-use crate::config::{BuildError, Config};
+use crate::config::{BuildError, Builder, Config, Env};
 use crate::dump::TaskDump;
 use crate::join::JoinHandle;
 use crate::metrics::Metrics;
 use crate::policy::{Policy, Propagate};
 use crate::scheduler::{self, PoolKind, Shared};
 use crate::sync::Arc;
+use crate::target::Target;
 use crate::task::TaskInfo;
 
 /// A private thread pool with its own workers; dropping it stops them.
@@ -48,7 +48,7 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// A [`Builder`](crate::Builder) for a private pool.
+    /// A [`Builder`] for a private pool.
     ///
     /// # Examples
     ///
@@ -112,21 +112,10 @@ impl Pool {
         F::Output: Send + 'static,
     {
         let _ = policy;
-        self.spawn_with_info(TaskInfo::new(None, Location::caller()), future)
+        crate::target::spawn(Target::Private(&self.shared), None, future)
     }
 
-    /// Spawns `future` as the task `info` on this pool.
-    #[inline]
-    pub(crate) fn spawn_with_info<P, F>(&self, info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
-    where
-        P: Policy,
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        spawn_on_private(&self.shared, info, future)
-    }
-
-    /// Runs `future` to completion on the current thread, as [`crew::block_on`](crate::block_on)
+    /// Runs `future` to completion on the current thread, as [`crew::block_on`](fn@crate::block_on)
     /// does, with this pool as the current pool: [`crew::spawn`](crate::spawn) inside `future`
     /// (and on this thread until it returns) spawns onto this pool.
     ///
@@ -135,7 +124,7 @@ impl Pool {
     ///
     /// # Panics
     ///
-    /// As [`crew::block_on`](crate::block_on); a panic of `future` passes through, and the
+    /// As [`crew::block_on`](fn@crate::block_on); a panic of `future` passes through, and the
     /// thread's previous current pool is put back all the same.
     ///
     /// # Examples
@@ -174,7 +163,7 @@ impl Pool {
     /// assert_eq!(metrics.live_tasks, 0);
     /// ```
     pub fn metrics(&self) -> Metrics {
-        self.shared.metrics()
+        crate::metrics::snapshot(&self.shared)
     }
 
     /// Every live task of this pool, with what it is doing and for how long: empty unless the
@@ -253,16 +242,37 @@ impl Pool {
     }
 }
 
-/// Spawns `future` as the task `info` on the private pool `shared`.
+/// Building a private pool: here, beside what it builds, so that `config/` stays a leaf that
+/// only checks settings.
+impl Builder {
+    /// Starts a private pool with this configuration.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming the bad setting and its accepted range, or the OS error if a worker
+    /// thread could not be started.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(3).build()?;
+    /// assert_eq!(pool.workers(), 3);
+    /// # Ok::<(), crew::BuildError>(())
+    /// ```
+    pub fn build(self) -> Result<Pool, BuildError> {
+        Pool::start(self.check(Env::none())?, PoolKind::Private)
+    }
+}
+
+/// Spawns `future` as the task `info` on the private pool `shared` (see `target.rs`).
 #[inline]
-pub(crate) fn spawn_on_private<P, F>(shared: &Arc<Shared>, info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
+pub(crate) fn spawn<P, F>(shared: &Arc<Shared>, info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
 where
     P: Policy,
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let schedule = crate::task::schedule_on(shared);
-    crate::task::spawn_registered(shared, scheduler::spawn_hint(), info, future, schedule)
+    shared.spawn(info, future, scheduler::schedule_on(shared), ())
 }
 
 impl Drop for Pool {

@@ -11,14 +11,13 @@
 
 use std::fmt;
 use std::future::Future;
-use std::panic::Location;
 
 use crate::join::JoinHandle;
 use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;
 use crate::scheduler::Shared;
 use crate::sync::Arc;
-use crate::task::TaskInfo;
+use crate::target::Target;
 
 /// A cloneable handle that spawns onto one pool: the global pool ([`Spawner::global`]) or a
 /// private one ([`Pool::spawner`]). Hand it to code that needs "an executor": with the
@@ -110,11 +109,11 @@ impl Spawner {
         F::Output: Send + 'static,
     {
         let _ = policy;
-        let info = TaskInfo::new(None, Location::caller());
-        match &self.private {
-            None => crate::global::spawn_on_global(info, future),
-            Some(shared) => crate::pool::spawn_on_private(shared, info, future),
-        }
+        let target = match &self.private {
+            None => Target::Global,
+            Some(shared) => Target::Private(shared),
+        };
+        crate::target::spawn(target, None, future)
     }
 
     /// True once this spawner's pool is shutting down (a private pool being dropped): from then

@@ -24,9 +24,7 @@ pub use env::{MAX_STUCK_THREADS_ENV, TAKEOVER_ENV, TASK_DUMP_ENV, WORKERS_ENV};
 pub use error::BuildError;
 
 use crate::escape::Escaped;
-use crate::pool::Pool;
 use crate::report::{Hook, SlowPoll};
-use crate::scheduler::PoolKind;
 
 /// The largest accepted worker count, for a pool or for `CREW_WORKERS`.
 ///
@@ -143,7 +141,7 @@ const THREAD_NAME_EXPECTED: &str =
 
 const DEFAULT_THREAD_NAME: &str = "crew-worker";
 
-/// Configures a [`Pool`], or the global pool behind [`spawn`](crate::spawn).
+/// Configures a [`Pool`](crate::Pool), or the global pool behind [`spawn`](crate::spawn).
 ///
 /// # Examples
 ///
@@ -384,7 +382,7 @@ impl Builder {
     }
 
     /// Keeps a record of each task (its state, where it waits, its poll count) so that
-    /// [`Pool::dump`](crate::Pool::dump) and [`crew::dump`](crate::dump) can list the live
+    /// [`Pool::dump`](crate::Pool::dump) and [`crew::dump`](fn@crate::dump) can list the live
     /// tasks. Off by default (`CREW_TASK_DUMP=on` for the global pool): it costs each task a
     /// small second allocation and each poll and wake a few stores and a clock read
     /// (`BENCHMARKS.md`, "Cost of the task dump").
@@ -433,46 +431,6 @@ impl Builder {
     pub fn spin_before_park(mut self, spin: Duration) -> Builder {
         self.spin_before_park = Some(spin);
         self
-    }
-
-    /// Starts a private pool with this configuration.
-    ///
-    /// # Errors
-    ///
-    /// A [`BuildError`] naming the bad setting and its accepted range, or the OS error if a worker
-    /// thread could not be started.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let pool = crew::Pool::builder().workers(3).build()?;
-    /// assert_eq!(pool.workers(), 3);
-    /// # Ok::<(), crew::BuildError>(())
-    /// ```
-    pub fn build(self) -> Result<Pool, BuildError> {
-        let config = self.check(Env::none())?;
-        Pool::start(config, PoolKind::Private)
-    }
-
-    /// Configures and starts the global pool used by [`spawn`](crate::spawn).
-    ///
-    /// Without [`workers`](Builder::workers), the size comes from `CREW_WORKERS`, else
-    /// `num_cpus::get()`.
-    ///
-    /// # Errors
-    ///
-    /// [`BuildError::is_global_already_started`] if the global pool already runs (started by an
-    /// earlier call or by a first `spawn`); otherwise as [`build`](Builder::build).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// crew::Builder::new().workers(2).build_global().expect("first configuration");
-    /// assert!(crew::Builder::new().build_global().unwrap_err().is_global_already_started());
-    /// assert_eq!(crew::block_on(crew::spawn(async { 1 })), 1);
-    /// ```
-    pub fn build_global(self) -> Result<(), BuildError> {
-        crate::global::init(self)
     }
 
     /// Validates the settings; `env` holds the `CREW_` variables, for settings left unset.

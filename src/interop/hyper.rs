@@ -4,7 +4,7 @@
 //! Invariants:
 //! - [`Executor`] spawns what hyper hands it (HTTP/2 streams, connection tasks) with
 //!   `crew::spawn`, onto the current pool: the pool whose task serves the connection. A
-//!   [`Spawner`](crate::Spawner) is an executor too, for a fixed pool. Either way the task is
+//!   [`Spawner`] is an executor too, for a fixed pool. Either way the task is
 //!   detached with the `Ignore` policy: hyper keeps no handle, so a panic is reported by the
 //!   panic hook and swallowed, and never kills a worker.
 //! - [`Timer`]'s sleeps are [`crew::time::Sleep`](crate::time::Sleep)s; `reset` moves the same

@@ -206,7 +206,7 @@ pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
 /// A number that spreads spawns over the registry's shards: the worker index on a worker
 /// thread; elsewhere a per-thread counter (seeded from a per-thread hash) that moves on at every
 /// spawn, so one thread spawning many tasks does not funnel their completions into one lock.
-pub(crate) fn spawn_hint() -> usize {
+pub(super) fn shard_hint() -> usize {
     std::thread_local! {
         static NEXT: Cell<Option<usize>> = const { Cell::new(None) };
     }

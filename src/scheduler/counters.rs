@@ -1,6 +1,6 @@
-//! What a pool counts about itself, for [`crate::metrics`]: one block of counters per core,
-//! written only by the thread that owns the core, and one block for what happens outside the
-//! workers.
+//! What a pool counts about itself: one block of counters per core, written only by the thread
+//! that owns the core, and one block for what happens outside the workers. `snapshot.rs` reads
+//! them into a [`crate::Metrics`].
 //!
 //! Invariants:
 //! - A core's [`CoreCounters`] are written only by the thread that owns the core (or, for
@@ -17,39 +17,37 @@
 //!   started (`sync/counter.rs`'s `BusyTime`: a reader never double-counts a period that closes
 //!   while it reads, and never sees the total go backwards).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use super::shared::Shared;
-use crate::metrics::{BlockingMetrics, Metrics, WorkerMetrics};
-use crate::sync::{BusyTime, Counter, SharedCounter};
+use crate::sync::{BusyTime, SharedCounter, SingleWriterCounter};
 
 /// One core's counters (see the module docs).
 #[derive(Debug, Default)]
 pub(crate) struct CoreCounters {
     /// Tasks spawned by tasks running on this core.
-    pub(crate) spawned: Counter,
+    pub(crate) spawned: SingleWriterCounter,
     /// Tasks whose future ended (returned, panicked) in a poll on this core.
-    pub(crate) ended: Counter,
+    pub(crate) ended: SingleWriterCounter,
     /// Tasks taken from other cores' deques and deferred lists.
-    pub(crate) stolen: Counter,
+    pub(crate) stolen: SingleWriterCounter,
     /// Searches of the other cores and the injector (each a sweep over all of them).
-    pub(crate) steal_attempts: Counter,
+    pub(crate) steal_attempts: SingleWriterCounter,
     /// Tasks run from the LIFO slot.
-    pub(crate) lifo_runs: Counter,
+    pub(crate) lifo_runs: SingleWriterCounter,
     /// Tasks moved out of a stuck core's LIFO slot by this core as the watcher.
-    pub(crate) rescues: Counter,
+    pub(crate) rescues: SingleWriterCounter,
     /// Times the monitor took this core over. Written by the monitor only.
-    pub(crate) takeovers: Counter,
+    pub(crate) takeovers: SingleWriterCounter,
     /// Batches taken from the injector.
-    pub(crate) injector_batches: Counter,
+    pub(crate) injector_batches: SingleWriterCounter,
     /// Times this core parked.
-    pub(crate) parks: Counter,
+    pub(crate) parks: SingleWriterCounter,
     /// Times it was woken from a park.
-    pub(crate) unparks: Counter,
+    pub(crate) unparks: SingleWriterCounter,
     /// Wakes of a parked worker that this core sent.
-    pub(crate) notifies: Counter,
+    pub(crate) notifies: SingleWriterCounter,
     /// Wakes this core skipped because a worker was already searching.
-    pub(crate) notifies_skipped: Counter,
+    pub(crate) notifies_skipped: SingleWriterCounter,
     /// Time spent out of park.
     pub(crate) busy: BusyTime,
 }
@@ -81,78 +79,4 @@ impl Clock {
     pub(crate) fn now(&self) -> u64 {
         u64::try_from(self.0.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
-}
-
-impl Shared {
-    /// A snapshot of this pool's counters (see [`Metrics`]).
-    pub(crate) fn metrics(&self) -> Metrics {
-        let now = self.clock.now();
-        let used = usize::try_from(self.slots_used.get()).unwrap_or(usize::MAX).min(self.slots());
-        let mut workers = Vec::with_capacity(used);
-        let mut total = WorkerMetrics::default();
-        // Ends first, spawns after: a task that ends meanwhile is then counted as spawned (a
-        // little more live) rather than as ended and not spawned.
-        let ended = self.outside.ended.get() + self.counters.iter().map(|counters| counters.ended.get()).sum::<u64>();
-        let mut stuck_threads = 0;
-        for index in 0..self.slots() {
-            let (counters, remote) = (&self.counters[index], &self.remotes[index]);
-            let seen = remote.progress.load();
-            if self.is_active(index) && seen.taken() {
-                stuck_threads += 1;
-            }
-            let number = self.worker_number(index);
-            let core = WorkerMetrics {
-                worker: (self.is_active(index) && number != usize::MAX).then_some(number),
-                polls: seen.polls(),
-                spawned: counters.spawned.get(),
-                stolen: counters.stolen.get(),
-                steal_attempts: counters.steal_attempts.get(),
-                lifo_runs: counters.lifo_runs.get(),
-                rescues: counters.rescues.get(),
-                takeovers: counters.takeovers.get(),
-                injector_batches: counters.injector_batches.get(),
-                parks: counters.parks.get(),
-                unparks: counters.unparks.get(),
-                notifies: counters.notifies.get(),
-                notifies_skipped: counters.notifies_skipped.get(),
-                busy: Duration::from_nanos(counters.busy.read(now)),
-                lifo_depth: usize::from(remote.lifo.is_occupied()),
-                deque_depth: self.stealers[index].len(),
-                deferred_depth: remote.deferred.len_hint(),
-            };
-            total.add(&core);
-            if index < used {
-                workers.push(core);
-            }
-        }
-        let spawned_outside = self.outside.spawned.get();
-        let live_tasks = match self.registry() {
-            Some(registry) => registry.live(),
-            None => (total.spawned + spawned_outside).saturating_sub(ended),
-        };
-        Metrics {
-            workers,
-            total,
-            spawned_outside,
-            live_tasks,
-            notifies_outside: self.outside.notifies.get(),
-            notifies_skipped_outside: self.outside.notifies_skipped.get(),
-            injector_depth: self.injector.len(),
-            stuck_threads,
-            slow_poll_reports_dropped: self.reports.as_ref().map_or(0, |reports| reports.dropped.get()),
-            blocking: blocking_metrics(),
-            elapsed: Duration::from_nanos(now),
-        }
-    }
-}
-
-#[cfg(not(loom))]
-fn blocking_metrics() -> BlockingMetrics {
-    crate::blocking::metrics()
-}
-
-/// Loom builds have no blocking pool.
-#[cfg(loom)]
-fn blocking_metrics() -> BlockingMetrics {
-    BlockingMetrics::default()
 }

@@ -1,9 +1,21 @@
 //! The task dump of a pool (`Pool::dump`): its registry's recorded tasks, read without pausing
-//! anything (see `dump.rs` at the crate root for the invariants).
+//! anything (see `dump.rs` at the crate root for the invariants), and [`record_queued`], which
+//! the queues call to note where a recorded task waits.
 
 use super::shared::Shared;
 use crate::dump::{QueuedIn, TaskDump, TaskSnapshot, TaskState};
-use crate::task::Doing;
+use crate::task::{Activity, Runnable};
+
+/// Notes in `runnable`'s record for the task dump, if `shared` keeps records, where it is being
+/// queued. Without records, one test of the pool's configuration.
+#[inline]
+pub(super) fn record_queued(shared: &Shared, runnable: &Runnable, queued_in: Activity) {
+    if shared.keeps_task_records() {
+        if let Some(record) = runnable.metadata().record() {
+            record.queued(queued_in);
+        }
+    }
+}
 
 impl Shared {
     /// Every live task with a record, as of now.
@@ -18,17 +30,19 @@ impl Shared {
             .filter_map(|info| {
                 let (doing, elapsed, polls, age) = info.record()?.read();
                 let state = match doing {
-                    Doing::Running(core) => TaskState::Running { worker: worker(core), elapsed },
-                    Doing::Waiting => TaskState::Waiting { elapsed },
-                    Doing::Injector => TaskState::Queued { place: QueuedIn::Injector, elapsed },
-                    Doing::Lifo(core) => TaskState::Queued { place: QueuedIn::Lifo { worker: worker(core) }, elapsed },
-                    Doing::Deque(core) => {
+                    Activity::Running(core) => TaskState::Running { worker: worker(core), elapsed },
+                    Activity::Waiting => TaskState::Waiting { elapsed },
+                    Activity::Injector => TaskState::Queued { place: QueuedIn::Injector, elapsed },
+                    Activity::Lifo(core) => {
+                        TaskState::Queued { place: QueuedIn::Lifo { worker: worker(core) }, elapsed }
+                    }
+                    Activity::Deque(core) => {
                         TaskState::Queued { place: QueuedIn::Deque { worker: worker(core) }, elapsed }
                     }
-                    Doing::Deferred(core) => {
+                    Activity::Deferred(core) => {
                         TaskState::Queued { place: QueuedIn::Deferred { worker: worker(core) }, elapsed }
                     }
-                    Doing::Ended => return None,
+                    Activity::Ended => return None,
                 };
                 Some(TaskSnapshot::new(info, state, polls, age))
             })

@@ -52,23 +52,26 @@
 //!
 //! | file | concept |
 //! |---|---|
-//! | `shared.rs` | a pool's shared state ([`Shared`]), [`Shared::schedule`], starting workers |
+//! | `shared.rs` | a pool's shared state ([`Shared`]) and [`Shared::schedule`] |
 //! | `remote.rs` | the part of a core others touch: LIFO slot, deferred list, progress word |
-//! | `worker.rs` | a worker's own state (`Core`), pushing onto it, and its pick order |
+//! | `worker.rs` | a worker's own state (`Core`), pushing onto it, its pick order, running a task |
 //! | `search.rs` | stealing from other workers and the injector |
+//! | `rand.rs` | the generator that picks steal victims |
 //! | `park.rs` | listing a worker as parked, its re-scan, and the blocking wait |
-//! | `sleep/` | the idle-worker protocol (`Sleepers`, `State`, `Parker`) and its proof |
+//! | `sleep/` | the idle-worker protocol (`Sleepers`, `State`, `ParkingSpot`) and its proof |
 //! | `progress.rs` | a core's progress word: polls begun, one running, reported, taken over |
 //! | `watch.rs` | the watcher's rescue of a stuck owner's LIFO task (some worker is idle) |
 //! | `monitor.rs` | the monitor thread: slow polls, takeover of a worker stuck in one poll |
 //! | `reporter.rs` | the reporter thread: the one caller of the slow-poll hook, and its queue |
 //! | `reactor.rs` | the worker loop as a future inside `async_io::block_on` |
 //! | `reactor_turn.rs` | when that loop lets the reactor turn before yielded tasks |
-//! | `run.rs` | a worker thread's body: the blocking loop, running a task |
+//! | `run.rs` | starting a pool's threads; a worker thread's body and its blocking loop |
 //! | `context.rs` | the thread-local that makes a thread a worker; handing its core off |
 //! | `shutdown.rs` | stopping a pool, dropping every task exactly once |
 //! | `registry.rs` | a private pool's live tasks, so that dropping the pool drops them |
-//! | `counters.rs` | what a pool counts about itself (per core, owner-written) and its snapshot |
+//! | `spawn.rs` | spawning onto a pool: building, registering, the first schedule |
+//! | `counters.rs` | what a pool counts about itself (per core, owner-written) |
+//! | `snapshot.rs` | reading those counters into a `Metrics` snapshot |
 //! | `dump.rs` | the task dump: the registry's recorded tasks and their states |
 
 mod context;
@@ -79,6 +82,7 @@ pub mod loom_hook;
 mod monitor;
 mod park;
 mod progress;
+mod rand;
 // async-io does not build under loom; loom's configs never drive the reactor.
 #[cfg(not(loom))]
 mod reactor;
@@ -91,11 +95,12 @@ mod search;
 mod shared;
 mod shutdown;
 mod sleep;
+mod snapshot;
+mod spawn;
 mod watch;
 mod worker;
 
-pub(crate) use context::{
-    count_task_end, current_private_pool, enter_pool, hand_off_core, spawn_hint, try_hand_off_core,
-};
-pub(crate) use registry::{Key, Registry};
+pub(crate) use context::{count_task_end, current_private_pool, enter_pool, hand_off_core, try_hand_off_core};
+
 pub(crate) use shared::{PoolKind, Shared};
+pub(crate) use spawn::schedule_on;

@@ -25,7 +25,7 @@
 //!   place in them, and the stuck thread never touches them again.
 //! - Bounded: the spares are the cap on stuck threads (`Builder::max_stuck_threads`). With no
 //!   spare left, no takeover happens (reported once per poll) until a stuck poll returns.
-//! - Idle costs nothing: with every worker parked the monitor waits on the sleepers' `Busy`
+//! - Idle costs nothing: with every worker parked the monitor waits on the sleepers' `MonitorAlarm`
 //!   event, which the first worker to unpark notifies only while the monitor waits there. While
 //!   busy it wakes once per sampling interval (half the smaller threshold it serves, at least
 //!   1 ms), and only shutdown wakes it earlier.
@@ -33,19 +33,19 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use super::progress::Seen;
+use super::dump::record_queued;
+use super::progress::ProgressSnapshot;
 use super::remote::CurrentPoll;
 use super::shared::Shared;
-use super::worker::note_queued;
 use crate::report::{SlowPoll, SlowPollKind};
 use crate::sync::{fence, lock, planted_bug, thread, wait_until, Arc, Deadline, Listener, Ordering};
-use crate::task::Doing;
+use crate::task::Activity;
 
 /// What the monitor remembers of one core between samples.
 #[derive(Debug, Clone, Copy)]
 struct Sample {
     /// The progress word last seen.
-    seen: Seen,
+    seen: ProgressSnapshot,
     /// When the monitor first saw the word as it is: the poll running now began no later.
     since: Instant,
     /// This poll was reported as slow (or refused a takeover at the cap).
@@ -70,7 +70,7 @@ fn interval(shared: &Shared) -> Duration {
 
 /// The monitor thread's body.
 fn run(shared: &Arc<Shared>) {
-    let Some(busy) = shared.sleepers.busy() else { return };
+    let Some(busy) = shared.sleepers.monitor_alarm() else { return };
     let interval = interval(shared);
     let now = Instant::now();
     let mut samples: Vec<Sample> = shared
@@ -160,7 +160,7 @@ fn sample(shared: &Arc<Shared>, now: Instant, samples: &mut [Sample]) {
 pub(super) fn take_over(
     shared: &Arc<Shared>,
     index: usize,
-    seen: Seen,
+    seen: ProgressSnapshot,
     report: Option<(Instant, Duration)>,
 ) -> Takeover {
     if shared.is_shutdown() {
@@ -193,7 +193,7 @@ pub(super) fn take_over(
         shared.slot_states[spare.index].active.store(true, Ordering::Relaxed);
         // The watcher's rescue, done by the monitor: the stuck core's private task.
         if let Some(runnable) = remote.lifo.take() {
-            note_queued(shared, &runnable, Doing::Deque(spare.index));
+            record_queued(shared, &runnable, Activity::Deque(spare.index));
             spare.local.push(runnable);
         }
         if let Some((current, (since, elapsed))) = current.as_mut() {

@@ -14,11 +14,12 @@
 
 use crate::task::Runnable;
 
+use super::dump::record_queued;
 use super::shared::{Queued, Shared};
 use super::watch::Watch;
-use super::worker::{note_queued, Core};
+use super::worker::Core;
 use crate::sync::{fence, planted_bug, Ordering};
-use crate::task::Doing;
+use crate::task::Activity;
 
 impl Core {
     /// The next task to run, parking (blocking the thread) while there is none. `None`: the
@@ -48,7 +49,7 @@ impl Core {
     pub(super) fn prepare_park(&mut self, shared: &Shared) -> bool {
         self.watch = None;
         if let Some(runnable) = self.take_lifo(shared) {
-            note_queued(shared, &runnable, Doing::Deque(self.index));
+            record_queued(shared, &runnable, Activity::Deque(self.index));
             self.local.push(runnable);
             return false;
         }

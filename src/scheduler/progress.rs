@@ -26,9 +26,9 @@ const ONE_POLL: usize = 1 << 3;
 
 /// A value of a core's progress word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Seen(usize);
+pub(super) struct ProgressSnapshot(usize);
 
-impl Seen {
+impl ProgressSnapshot {
     /// True while the owner was inside a poll.
     pub(super) fn in_poll(self) -> bool {
         self.0 & IN_POLL != 0
@@ -51,7 +51,7 @@ impl Seen {
 
     /// True if `self` and `other` are the same poll (or the same pause between polls): no poll
     /// began or ended in between. Flags do not count.
-    pub(super) fn same_as(self, other: Seen) -> bool {
+    pub(super) fn same_as(self, other: ProgressSnapshot) -> bool {
         (self.0 | REPORTED | TAKEN) == (other.0 | REPORTED | TAKEN)
     }
 }
@@ -62,11 +62,11 @@ pub(super) struct Progress(AtomicUsize);
 
 impl Progress {
     /// The current value.
-    pub(super) fn load(&self) -> Seen {
+    pub(super) fn load(&self) -> ProgressSnapshot {
         // Acquire: pairs with `begin_poll`'s Release (the poll's record). Otherwise a sample for
         // heuristics (is the owner stuck?): takeover itself is decided by the compare-exchange
         // in `take`, never by a load.
-        Seen(self.0.load(Ordering::Acquire))
+        ProgressSnapshot(self.0.load(Ordering::Acquire))
     }
 
     /// Called by the owner right before its poll number `polls` (counted by the owner).
@@ -81,24 +81,24 @@ impl Progress {
 
     /// Called by the owner right after its poll number `polls`: what the monitor set during it.
     #[inline]
-    pub(super) fn end_poll(&self, polls: usize) -> Seen {
+    pub(super) fn end_poll(&self, polls: usize) -> ProgressSnapshot {
         // SeqCst read-modify-write: pairs with `take`'s compare-exchange; exactly one of them
         // comes first (see the module docs).
-        Seen(self.0.swap(polls.wrapping_mul(ONE_POLL), Ordering::SeqCst))
+        ProgressSnapshot(self.0.swap(polls.wrapping_mul(ONE_POLL), Ordering::SeqCst))
     }
 
     /// The monitor marks the poll it saw as `seen` as reported. False if that poll is over.
-    pub(super) fn report(&self, seen: Seen) -> bool {
+    pub(super) fn report(&self, seen: ProgressSnapshot) -> bool {
         self.mark(seen, REPORTED)
     }
 
     /// The monitor takes the core over during the poll it saw as `seen`. False if that poll is
     /// over: then the owner still has its core.
-    pub(super) fn take(&self, seen: Seen) -> bool {
+    pub(super) fn take(&self, seen: ProgressSnapshot) -> bool {
         self.mark(seen, TAKEN)
     }
 
-    fn mark(&self, seen: Seen, flag: usize) -> bool {
+    fn mark(&self, seen: ProgressSnapshot, flag: usize) -> bool {
         seen.in_poll() && self.0.compare_exchange(seen.0, seen.0 | flag, Ordering::SeqCst, Ordering::SeqCst).is_ok()
     }
 

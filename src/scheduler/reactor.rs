@@ -23,10 +23,9 @@ use std::task::{Context, Poll};
 use crate::task::Runnable;
 
 use super::context;
-use super::run::run_task;
 use super::shared::Shared;
 use super::sleep::Sleepers;
-use super::worker::{Core, GLOBAL_QUEUE_INTERVAL, MAX_LIFO_POLLS};
+use super::worker::{run_task, Core, GLOBAL_QUEUE_INTERVAL, MAX_LIFO_POLLS};
 use crate::sync::EventListener;
 
 /// The most tasks the loop runs between two turns of the reactor: a turn is due every

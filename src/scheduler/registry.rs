@@ -25,11 +25,31 @@
 
 use std::task::Waker;
 
-use crate::sync::{lock, CachePadded, Counter, Mutex};
-use crate::task::TaskInfo;
+use crate::sync::{lock, Arc, CachePadded, Mutex, SingleWriterCounter};
+use crate::task::{OnTaskEnd, TaskInfo};
 
 const SHARD_BITS: u32 = 6;
 const MAX_SHARDS: usize = 1 << SHARD_BITS;
+/// A task's entry in its pool's registry, which is also its count of live tasks: removed when
+/// the task ends.
+#[derive(Debug)]
+pub(crate) struct Registration {
+    registry: Arc<Registry>,
+    key: Key,
+}
+
+impl Registration {
+    pub(super) fn new(registry: Arc<Registry>, key: Key) -> Registration {
+        Registration { registry, key }
+    }
+}
+
+impl OnTaskEnd for Registration {
+    fn task_ended(&mut self) {
+        self.registry.remove(self.key);
+    }
+}
+
 /// Entries each shard has room for when the pool starts (16 bytes each): with many shards, a
 /// pool's first spawns would otherwise each grow an empty shard, one allocation per shard
 /// (`tests/alloc.rs` counts a task's allocations).
@@ -50,7 +70,7 @@ pub(crate) struct Registry {
 #[derive(Debug)]
 struct ShardCell {
     shard: Mutex<Shard>,
-    live: Counter,
+    live: SingleWriterCounter,
 }
 
 #[derive(Debug)]
@@ -102,7 +122,7 @@ impl Registry {
         let shards = (workers * per_worker).next_power_of_two().min(MAX_SHARDS);
         let cell = || {
             let shard = Shard::with_capacity(ENTRIES_PER_SHARD);
-            CachePadded::new(ShardCell { shard: Mutex::new(shard), live: Counter::default() })
+            CachePadded::new(ShardCell { shard: Mutex::new(shard), live: SingleWriterCounter::default() })
         };
         Registry { shards: CachePadded::new((0..shards).map(|_| cell()).collect()) }
     }

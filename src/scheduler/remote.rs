@@ -16,7 +16,7 @@ use std::ops::{Deref, DerefMut};
 use std::time::Instant;
 
 use super::progress::Progress;
-use crate::sync::{lock, AtomicBool, AtomicUsize, Counter, Mutex, MutexGuard, Slot};
+use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, MutexGuard, SingleWriterCounter, Slot};
 use crate::task::{Runnable, TaskInfo};
 
 /// A core's LIFO slot and deferred list, and the sign of its progress that the watcher reads.
@@ -68,7 +68,7 @@ impl Remote {
     pub(super) fn new() -> Remote {
         Remote {
             lifo: Slot::new(),
-            deferred: Deferred { list: Mutex::new(Vec::new()), len: Counter::default() },
+            deferred: Deferred { list: Mutex::new(Vec::new()), len: SingleWriterCounter::default() },
             progress: Progress::default(),
             current: Mutex::new(CurrentPoll::default()),
         }
@@ -97,7 +97,7 @@ impl Remote {
 #[derive(Debug)]
 pub(super) struct Deferred {
     list: Mutex<Vec<Runnable>>,
-    len: Counter,
+    len: SingleWriterCounter,
 }
 
 impl Deferred {
@@ -116,7 +116,7 @@ impl Deferred {
 /// The locked deferred list (see [`Deferred::lock`]).
 pub(super) struct DeferredGuard<'a> {
     list: MutexGuard<'a, Vec<Runnable>>,
-    len: &'a Counter,
+    len: &'a SingleWriterCounter,
 }
 
 impl Deref for DeferredGuard<'_> {

@@ -1,6 +1,13 @@
-//! The body of a worker thread: its loop, from the first task to shutdown, hand-off or takeover.
+//! A pool's threads: starting a pool (its workers, monitor and reporter), starting and keeping
+//! worker threads, and the body of a worker thread: its loop, from the first task to shutdown,
+//! hand-off or takeover.
 //!
 //! Invariants:
+//! - Every worker thread's handle is kept in `Shared::threads` for shutdown to join; threads
+//!   that gave their core away and returned are joined as new ones start. The monitor's is kept
+//!   too; the reporter's is not (`reporter.rs`).
+//! - A core reaches its new thread through a slot locked until the starter decided (see
+//!   [`Shared::start_worker_if`]): a thread never runs a core its starter took back.
 //! - A worker thread runs its core's loop until the pool shuts down (then it retires the core,
 //!   dropping its queued tasks with the thread's context cleared, so that whatever their drops
 //!   schedule goes to the injector), until its core is handed to another thread (`block_on` on
@@ -14,17 +21,16 @@
 //! - Nothing a task does kills a worker: a panic is caught inside the task (`task/spawn.rs`),
 //!   and [`run_task`] catches anything that would still unwind.
 
-use std::panic::{self, AssertUnwindSafe};
+use std::io;
 
 use super::context;
-use super::shared::Shared;
-use super::worker::Core;
-use crate::policy::drop_payload;
-use crate::sync::{Arc, Ordering};
-use crate::task::Runnable;
+use super::shared::{PoolKind, Shared};
+use super::worker::{run_task, Core};
+use crate::config::{BuildError, Config};
+use crate::sync::{lock, thread, Arc, Mutex, Ordering};
 
 /// The body of a worker thread: runs `core`'s loop until shutdown, hand-off or takeover.
-pub(super) fn run(shared: Arc<Shared>, core: Box<Core>) {
+fn run(shared: Arc<Shared>, core: Box<Core>) {
     // A no-op for a core handed over busy (`block_on`).
     shared.counters[core.index].busy.begin(shared.clock.now());
     context::enter(shared.clone(), core);
@@ -79,12 +85,100 @@ fn blocking_loop(shared: &Shared) {
     }
 }
 
-/// Runs one task, whose poll the loop recorded (`Core::begin_poll`). A panic is already caught
-/// inside the task; this guard only keeps the worker alive should `run` unwind anyway (it never
-/// does for crew's own tasks).
-#[inline]
-pub(super) fn run_task(runnable: Runnable) {
-    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| runnable.run())) {
-        drop_payload(payload);
+impl Shared {
+    /// Starts the workers (and the monitor, if the configuration wants one) of a pool with a
+    /// checked configuration.
+    pub(crate) fn start(config: Config, kind: PoolKind) -> Result<Arc<Shared>, BuildError> {
+        let workers = config.workers;
+        if kind == PoolKind::Private {
+            context::note_private_pool();
+        }
+        let (shared, cores) = Shared::new(config, kind);
+        for (index, core) in cores.into_iter().enumerate() {
+            if let Err((_, err)) = Shared::start_worker(&shared, Box::new(core)) {
+                // This core and the ones after it never ran.
+                shared.cores_running.fetch_sub(workers - index, Ordering::SeqCst);
+                shared.shutdown();
+                return Err(BuildError::spawn(err));
+            }
+        }
+        if shared.config.monitor {
+            if let Err(err) = super::monitor::start(&shared) {
+                shared.shutdown();
+                return Err(BuildError::spawn(err));
+            }
+        }
+        if shared.reports.is_some() {
+            if let Err(err) = super::reporter::start(&shared) {
+                shared.shutdown();
+                return Err(BuildError::spawn(err));
+            }
+        }
+        Ok(shared)
+    }
+
+    /// Starts a thread running the worker loop of `core`. On failure gives `core` back.
+    pub(super) fn start_worker(this: &Arc<Self>, core: Box<Core>) -> Result<(), (Box<Core>, io::Error)> {
+        match Shared::start_worker_if(this, core, |_| true) {
+            Ok(_) => Ok(()),
+            Err(failed) => Err(failed),
+        }
+    }
+
+    /// Starts a thread for the worker loop of `core`, which it runs only if `go`, called with
+    /// the core once the thread exists and before the thread can take it, says so. Gives `core`
+    /// back if `go` said no (`Ok(Some)`; that thread then exits at once) or if no thread could
+    /// start (`Err`, and `go` was not called).
+    pub(super) fn start_worker_if(
+        this: &Arc<Self>,
+        core: Box<Core>,
+        go: impl FnOnce(&mut Core) -> bool,
+    ) -> Result<Option<Box<Core>>, (Box<Core>, io::Error)> {
+        let mut builder =
+            thread::Builder::new().name(format!("{}-{}", this.config.thread_name, this.worker_number(core.index)));
+        if let Some(bytes) = this.config.stack_size {
+            builder = builder.stack_size(bytes);
+        }
+        // The core travels through a slot, locked here until `go` decided: the thread waits for
+        // the lock, and then finds the core, or nothing.
+        let slot = Arc::new(Mutex::new(Some(core)));
+        let mut held = lock(&slot);
+        let (for_thread, shared) = (slot.clone(), this.clone());
+        let spawned = builder.spawn(move || {
+            let core = lock(&for_thread).take();
+            if let Some(core) = core {
+                run(shared, core);
+            }
+        });
+        match spawned {
+            Ok(handle) => {
+                let core = held.as_mut().expect("the core stays in its slot until released");
+                let given_back = if go(core) { None } else { held.take() };
+                drop(held);
+                this.keep_thread(handle);
+                Ok(given_back)
+            }
+            Err(err) => {
+                let core = held.take().expect("a thread that failed to start cannot have taken its core");
+                Err((core, err))
+            }
+        }
+    }
+
+    /// Keeps a new worker thread's handle for shutdown to join, joining the threads that gave
+    /// their core away and returned, so that a long-lived pool (the global one is never dropped)
+    /// does not pile up exited-but-unjoined threads, each holding its stack until joined.
+    pub(super) fn keep_thread(&self, handle: thread::JoinHandle<()>) {
+        let finished = {
+            let mut threads = lock(&self.threads);
+            let (finished, running) = std::mem::take(&mut *threads).into_iter().partition(crate::sync::is_finished);
+            *threads = running;
+            threads.push(handle);
+            finished
+        };
+        for thread in finished {
+            // It has returned: joining does not block. A panic there is a crew bug.
+            let _ = thread.join();
+        }
     }
 }

@@ -19,10 +19,11 @@
 
 use crate::task::Runnable;
 
+use super::dump::record_queued;
 use super::shared::Shared;
-use super::worker::{note_queued, Core};
+use super::worker::Core;
 use crate::sync::{fence, retry, thread, Deadline, Ordering};
-use crate::task::Doing;
+use crate::task::Activity;
 
 impl Core {
     /// A task from this core's queues, the injector, or (as a searcher) other workers.
@@ -122,50 +123,12 @@ impl Core {
             let half = deferred.len().div_ceil(2);
             counters.stolen.add(half as u64);
             for runnable in deferred.drain(..half) {
-                note_queued(shared, &runnable, Doing::Deque(self.index));
+                record_queued(shared, &runnable, Activity::Deque(self.index));
                 self.local.push(runnable);
             }
             drop(deferred);
             return self.local.pop();
         }
         None
-    }
-}
-
-/// A small xorshift generator for picking steal victims.
-#[derive(Debug)]
-pub(super) struct FastRand {
-    state: u64,
-}
-
-impl FastRand {
-    pub(super) fn new(seed: u64) -> FastRand {
-        // Any non-zero state works; mix the seed so neighbouring workers diverge at once.
-        FastRand { state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1 }
-    }
-
-    /// A number in `0..n` (`n > 0`).
-    fn below(&mut self, n: usize) -> usize {
-        let mut x = self.state;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.state = x;
-        ((u128::from(x >> 32) * n as u128) >> 32) as usize
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::FastRand;
-
-    #[test]
-    fn victims_cover_every_index() {
-        let mut rng = FastRand::new(3);
-        let mut seen = [false; 7];
-        for _ in 0..1000 {
-            seen[rng.below(7)] = true;
-        }
-        assert!(seen.iter().all(|&s| s));
     }
 }

@@ -18,21 +18,21 @@
 //!   shutdown's drains or a reaper thread to drop (see `shutdown.rs`).
 
 use std::fmt;
-use std::io;
 
-use crate::task::{Doing, Runnable};
+use crate::task::{Activity, Runnable};
 
+use super::context;
 use super::counters::{Clock, CoreCounters, OutsideCounters};
+use super::dump::record_queued;
 use super::registry::Registry;
 use super::remote::{Remote, SlotState};
 use super::reporter::Reports;
-use super::sleep::{Sender, Sleepers};
-use super::worker::{note_queued, Core, Pushed};
-use super::{context, run};
-use crate::config::{BuildError, Config};
+use super::sleep::{Sleepers, WakeSource};
+use super::worker::{Core, Pushed};
+use crate::config::Config;
 use crate::sync::{
-    fence, lock, planted_bug, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Counter, Event, Injector, Mutex,
-    Ordering, Stealer, Worker,
+    fence, lock, planted_bug, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex, Ordering,
+    SingleWriterCounter, Stealer, Worker,
 };
 
 /// Which pool a [`Shared`] is: the global one, never dropped, or a private one, whose live tasks
@@ -74,7 +74,7 @@ pub(crate) struct Shared {
     pub(crate) outside: CachePadded<OutsideCounters>,
     /// How many core slots have ever run, a prefix of the slots (spares are handed out lowest
     /// index first): the workers, then the spares the monitor handed out, its one writer.
-    pub(crate) slots_used: Counter,
+    pub(crate) slots_used: SingleWriterCounter,
     /// The clock of busy time.
     pub(crate) clock: Clock,
     /// The live tasks of a private pool; `None` for the global pool, which is never dropped.
@@ -104,37 +104,6 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Starts the workers (and the monitor, if the configuration wants one) of a pool with a
-    /// checked configuration.
-    pub(crate) fn start(config: Config, kind: PoolKind) -> Result<Arc<Shared>, BuildError> {
-        let workers = config.workers;
-        if kind == PoolKind::Private {
-            context::note_private_pool();
-        }
-        let (shared, cores) = Shared::new(config, kind);
-        for (index, core) in cores.into_iter().enumerate() {
-            if let Err((_, err)) = Shared::start_worker(&shared, Box::new(core)) {
-                // This core and the ones after it never ran.
-                shared.cores_running.fetch_sub(workers - index, Ordering::SeqCst);
-                shared.shutdown();
-                return Err(BuildError::spawn(err));
-            }
-        }
-        if shared.config.monitor {
-            if let Err(err) = super::monitor::start(&shared) {
-                shared.shutdown();
-                return Err(BuildError::spawn(err));
-            }
-        }
-        if shared.reports.is_some() {
-            if let Err(err) = super::reporter::start(&shared) {
-                shared.shutdown();
-                return Err(BuildError::spawn(err));
-            }
-        }
-        Ok(shared)
-    }
-
     /// The state of a pool of `config.workers` cores (and `config.max_stuck_threads` spare
     /// ones), and the cores, whose loops are yet to start (counted as running from here on).
     pub(super) fn new(config: Config, kind: PoolKind) -> (Arc<Shared>, Vec<Core>) {
@@ -149,7 +118,7 @@ impl Shared {
             sleepers: Sleepers::new(workers, slots, config.monitor),
             counters: (0..slots).map(|_| CachePadded::new(CoreCounters::default())).collect(),
             outside: CachePadded::new(OutsideCounters::default()),
-            slots_used: Counter::default(),
+            slots_used: SingleWriterCounter::default(),
             clock: Clock::start(),
             registry: match kind {
                 // The global pool registers its tasks only for the task dump.
@@ -276,14 +245,14 @@ impl Shared {
         match context::schedule_local(self, runnable, woken_while_running, spawned) {
             Ok(Pushed::Stealable(index)) => {
                 if !planted_bug!("no_local_notify") {
-                    self.sleepers.notify_one_from(Sender::Core(&self.counters[index]));
+                    self.sleepers.notify_one_from(WakeSource::Core(&self.counters[index]));
                 }
             }
             // Into this worker's LIFO slot: this worker will take it, unless it is stuck inside a
             // poll, in which case the watcher will (see `watch.rs`).
             Ok(Pushed::Lifo(index)) => {
                 if !planted_bug!("no_local_notify") {
-                    self.sleepers.notify_private_from(Sender::Core(&self.counters[index]));
+                    self.sleepers.notify_private_from(WakeSource::Core(&self.counters[index]));
                 }
             }
             // Pushed from inside the reactor onto this thread's own parked core: it wakes itself
@@ -304,7 +273,7 @@ impl Shared {
     /// Pushes a task woken outside this pool's workers into the injector. After shutdown the
     /// task stays there to be dropped by shutdown's drains, never here (see the module docs).
     pub(super) fn push_remote(&self, runnable: Runnable) {
-        note_queued(self, &runnable, Doing::Injector);
+        record_queued(self, &runnable, Activity::Injector);
         self.injector.push(runnable);
         // Pairs with the fence in `shutdown`: either this load sees the flag, or shutdown's
         // drain sees the push. It is also the notify's fence (pairing with the one after
@@ -318,72 +287,7 @@ impl Shared {
             }
             return;
         }
-        self.sleepers.notify_one_fenced_from(Sender::Outside(&self.outside));
-    }
-
-    /// Starts a thread running the worker loop of `core`. On failure gives `core` back.
-    pub(super) fn start_worker(this: &Arc<Self>, core: Box<Core>) -> Result<(), (Box<Core>, io::Error)> {
-        match Shared::start_worker_if(this, core, |_| true) {
-            Ok(_) => Ok(()),
-            Err(failed) => Err(failed),
-        }
-    }
-
-    /// Starts a thread for the worker loop of `core`, which it runs only if `go`, called with
-    /// the core once the thread exists and before the thread can take it, says so. Gives `core`
-    /// back if `go` said no (`Ok(Some)`; that thread then exits at once) or if no thread could
-    /// start (`Err`, and `go` was not called).
-    pub(super) fn start_worker_if(
-        this: &Arc<Self>,
-        core: Box<Core>,
-        go: impl FnOnce(&mut Core) -> bool,
-    ) -> Result<Option<Box<Core>>, (Box<Core>, io::Error)> {
-        let mut builder =
-            thread::Builder::new().name(format!("{}-{}", this.config.thread_name, this.worker_number(core.index)));
-        if let Some(bytes) = this.config.stack_size {
-            builder = builder.stack_size(bytes);
-        }
-        // The core travels through a slot, locked here until `go` decided: the thread waits for
-        // the lock, and then finds the core, or nothing.
-        let slot = Arc::new(Mutex::new(Some(core)));
-        let mut held = lock(&slot);
-        let (for_thread, shared) = (slot.clone(), this.clone());
-        let spawned = builder.spawn(move || {
-            let core = lock(&for_thread).take();
-            if let Some(core) = core {
-                run::run(shared, core);
-            }
-        });
-        match spawned {
-            Ok(handle) => {
-                let core = held.as_mut().expect("the core stays in its slot until released");
-                let given_back = if go(core) { None } else { held.take() };
-                drop(held);
-                this.keep_thread(handle);
-                Ok(given_back)
-            }
-            Err(err) => {
-                let core = held.take().expect("a thread that failed to start cannot have taken its core");
-                Err((core, err))
-            }
-        }
-    }
-
-    /// Keeps a new worker thread's handle for shutdown to join, joining the threads that gave
-    /// their core away and returned, so that a long-lived pool (the global one is never dropped)
-    /// does not pile up exited-but-unjoined threads, each holding its stack until joined.
-    pub(super) fn keep_thread(&self, handle: thread::JoinHandle<()>) {
-        let finished = {
-            let mut threads = lock(&self.threads);
-            let (finished, running) = std::mem::take(&mut *threads).into_iter().partition(crate::sync::is_finished);
-            *threads = running;
-            threads.push(handle);
-            finished
-        };
-        for thread in finished {
-            // It has returned: joining does not block. A panic there is a crew bug.
-            let _ = thread.join();
-        }
+        self.sleepers.notify_one_fenced_from(WakeSource::Outside(&self.outside));
     }
 }
 

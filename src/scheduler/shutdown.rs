@@ -39,7 +39,7 @@ impl Shared {
         // its own workers does not wait for itself (the fresh thread sees the flag and exits).
         context::hand_off_core();
         self.sleepers.notify_all();
-        if let Some(busy) = self.sleepers.busy() {
+        if let Some(busy) = self.sleepers.monitor_alarm() {
             busy.event.notify(usize::MAX);
         }
         if let Some(reports) = &self.reports {

@@ -30,11 +30,11 @@
 
 use std::time::Duration;
 
-use crate::task::{Doing, Runnable};
+use crate::task::{Activity, Runnable};
 
-use super::progress::Seen;
+use super::dump::record_queued;
+use super::progress::ProgressSnapshot;
 use super::shared::Shared;
-use super::worker::note_queued;
 use crate::sync::{Deadline, Worker};
 
 /// How long the watcher lets an owner sit inside one poll, its LIFO slot holding a task, before
@@ -45,7 +45,7 @@ pub(super) const WATCH_INTERVAL: Duration = Duration::from_micros(250);
 #[derive(Debug)]
 pub(super) struct Watch {
     deadline: Deadline,
-    progress: Box<[Seen]>,
+    progress: Box<[ProgressSnapshot]>,
 }
 
 impl Watch {
@@ -74,7 +74,7 @@ impl Watch {
                 continue;
             }
             if let Some(runnable) = remote.lifo.take() {
-                note_queued(shared, &runnable, Doing::Deque(me));
+                record_queued(shared, &runnable, Activity::Deque(me));
                 local.push(runnable);
                 shared.counters[me].rescues.incr();
             }

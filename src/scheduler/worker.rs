@@ -27,12 +27,14 @@
 //! - Every task that enters a deque or a deferred list is announced with `notify_one`, unless its
 //!   worker pops it at once; every push into the LIFO slot with `notify_private`.
 
-use crate::task::{Doing, Runnable, TaskInfo};
+use crate::task::{Activity, Runnable, TaskInfo};
 
 use super::counters::CoreCounters;
+use super::dump::record_queued;
+use super::rand::FastRand;
 use super::reactor_turn::ReactorTurn;
 use super::shared::Shared;
-use super::sleep::Sender;
+use super::sleep::WakeSource;
 use super::watch::Watch;
 use crate::sync::{planted_bug, retry, shrunk_under_loom, Worker};
 
@@ -69,7 +71,7 @@ pub(super) struct Core {
     /// parking (`search.rs`), so a worker woken for nothing, the watcher at its deadline say,
     /// parks again at once.
     pub(super) spin_armed: bool,
-    pub(super) rng: super::search::FastRand,
+    pub(super) rng: FastRand,
     /// Spawns made on this core, to spread their registry entries over shards.
     pub(super) spawns: usize,
     /// Listed as parked and waiting for its token, in a worker loop run as a future.
@@ -86,17 +88,6 @@ pub(super) struct Core {
     /// The identity of the task being polled, while its pool keeps task records (the dump).
     polling_task: Option<TaskInfo>,
     pub(super) reactor_turn: ReactorTurn,
-}
-
-/// Notes in `runnable`'s record for the task dump, if `shared` keeps records, where it is being
-/// queued. Without records, one test of the pool's configuration.
-#[inline]
-pub(super) fn note_queued(shared: &Shared, runnable: &Runnable, doing: Doing) {
-    if shared.keeps_task_records() {
-        if let Some(record) = runnable.metadata().record() {
-            record.queued(doing);
-        }
-    }
 }
 
 /// A poll that the monitor flagged while it ran (see [`Core::finish_poll`]).
@@ -133,7 +124,7 @@ impl Core {
             tick: 0,
             searching: false,
             spin_armed: false,
-            rng: super::search::FastRand::new(index as u64),
+            rng: FastRand::new(index as u64),
             spawns: 0,
             parked: false,
             watch: None,
@@ -235,7 +226,7 @@ impl Core {
     fn push_task(&mut self, shared: &Shared, runnable: Runnable, woken_while_running: bool) -> bool {
         let remote = &shared.remotes[self.index];
         if woken_while_running {
-            note_queued(shared, &runnable, Doing::Deferred(self.index));
+            record_queued(shared, &runnable, Activity::Deferred(self.index));
             self.deferred_filled = true;
             if planted_bug!("lost_yield") {
                 drop(runnable);
@@ -245,10 +236,10 @@ impl Core {
             return true;
         }
         self.lifo_filled = true;
-        note_queued(shared, &runnable, Doing::Lifo(self.index));
+        record_queued(shared, &runnable, Activity::Lifo(self.index));
         match remote.lifo.swap(runnable) {
             Some(previous) => {
-                note_queued(shared, &previous, Doing::Deque(self.index));
+                record_queued(shared, &previous, Activity::Deque(self.index));
                 self.local.push(previous);
                 true
             }
@@ -287,7 +278,7 @@ impl Core {
             // The slot had its turns: its task waits behind the deque like any other, and may
             // be stolen there, so it is announced unless it is the only one (popped just below).
             let behind_others = !self.local.is_empty();
-            note_queued(shared, &runnable, Doing::Deque(self.index));
+            record_queued(shared, &runnable, Activity::Deque(self.index));
             self.local.push(runnable);
             if behind_others {
                 self.notify_one(shared);
@@ -325,7 +316,7 @@ impl Core {
         let mut deferred = shared.remotes[self.index].deferred.lock();
         let any = !deferred.is_empty();
         for runnable in deferred.drain(..) {
-            note_queued(shared, &runnable, Doing::Deque(self.index));
+            record_queued(shared, &runnable, Activity::Deque(self.index));
             self.local.push(runnable);
         }
         any
@@ -363,7 +354,7 @@ impl Core {
     /// `Sleepers::notify_one`, counted as this core's.
     #[inline]
     pub(super) fn notify_one(&self, shared: &Shared) {
-        shared.sleepers.notify_one_from(Sender::Core(self.counters(shared)));
+        shared.sleepers.notify_one_from(WakeSource::Core(self.counters(shared)));
     }
 
     /// This core's counters (see `counters.rs`).
@@ -389,6 +380,16 @@ impl Drop for Core {
         while let Some(runnable) = self.local.pop() {
             drop(runnable);
         }
+    }
+}
+
+/// Runs one task, whose poll the loop recorded (`Core::begin_poll`). A panic is already caught
+/// inside the task; this guard only keeps the worker alive should `run` unwind anyway (it never
+/// does for crew's own tasks).
+#[inline]
+pub(super) fn run_task(runnable: Runnable) {
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runnable.run())) {
+        crate::policy::drop_payload(payload);
     }
 }
 

@@ -1,7 +1,7 @@
-//! Statistics counters: numbers that crew only reports ([`crate::metrics`]), never decides on.
+//! Statistics counters: numbers that crew only reports ([`crate::metrics()`](fn@crate::metrics)), never decides on.
 //!
 //! Invariants:
-//! - A [`Counter`] has one writer at a time (a core's owner, or the monitor for its own
+//! - A [`SingleWriterCounter`] has one writer at a time (a core's owner, or the monitor for its own
 //!   counts), handed over with the core, so an increment is a load and a store: no
 //!   read-modify-write, no lock prefix, and no cache line shared with other writers.
 //! - A [`SharedCounter`] may be written by any thread: it is for paths that are already slow or
@@ -15,9 +15,9 @@ use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 /// A counter with one writer at a time (see the module docs).
 #[derive(Debug, Default)]
-pub(crate) struct Counter(AtomicU64);
+pub(crate) struct SingleWriterCounter(AtomicU64);
 
-impl Counter {
+impl SingleWriterCounter {
     /// Adds `n`. Only the counter's current writer calls this.
     #[inline]
     pub(crate) fn add(&self, n: u64) {

@@ -38,7 +38,7 @@
 //!   them (see its docs).
 //! - `scheduler/context.rs`: `PRIVATE_POOLS` is a plain `std` atomic (loom's cannot be `static`),
 //!   a flag that only goes from false to true before any thread could read it as true (see
-//!   `note_private_pool`); and `spawn_hint`'s per-thread counter is a `std::thread_local!` `Cell`,
+//!   `note_private_pool`); and `shard_hint`'s per-thread counter is a `std::thread_local!` `Cell`,
 //!   a hint for spreading spawns over the registry's shards that no other thread reads.
 //! - `Sleepers::is_parked` and `Sleepers::watcher` are built for tests and loom only: they are
 //!   the checks the models and unit tests read; so are `Sleepers::notify_one` and
@@ -90,7 +90,7 @@ mod deadline;
 pub(crate) use deadline::{wait_until, Deadline};
 
 mod counter;
-pub(crate) use counter::{BusyTime, Counter, Gauge, SharedCounter};
+pub(crate) use counter::{BusyTime, Gauge, SharedCounter, SingleWriterCounter};
 
 mod slot;
 pub(crate) use slot::Slot;

@@ -1,20 +1,19 @@
 //! [`Builder`]: spawning a task with a name and a panic policy.
 //!
-//! Invariants: a builder only gathers what goes into the task's [`TaskInfo`] and picks the
+//! Invariants: a builder only gathers what goes into the task's [`TaskInfo`](crate::task::TaskInfo) and picks the
 //! policy type; spawning goes through the same functions as `crew::spawn` and `Pool::spawn`, so a
 //! task spawned by a builder is scheduled exactly like any other.
 
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::panic::Location;
 
-use super::TaskInfo;
 use crate::join::JoinHandle;
 use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;
+use crate::target::Target;
 
-/// Spawns a task with a name (shown in slow-poll reports and [`TaskInfo`]) and a panic policy.
+/// Spawns a task with a name (shown in slow-poll reports and [`TaskInfo`](crate::task::TaskInfo)) and a panic policy.
 ///
 /// # Examples
 ///
@@ -99,8 +98,7 @@ impl<P: Policy> Builder<P> {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let info = TaskInfo::new(self.name, Location::caller());
-        crate::global::spawn_with_info(info, future)
+        crate::target::spawn(Target::Current, self.name, future)
     }
 
     /// Spawns `future` on `pool`, as [`Pool::spawn`] does.
@@ -118,8 +116,7 @@ impl<P: Policy> Builder<P> {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let info = TaskInfo::new(self.name, Location::caller());
-        pool.spawn_with_info(info, future)
+        crate::target::spawn(Target::Private(pool.shared_arc()), self.name, future)
     }
 }
 

@@ -128,6 +128,18 @@ pub struct TaskInfo {
     location: &'static Location<'static>,
 }
 
+// The metadata's layout (`task/mod.rs`, "The metadata"): each part's size, checked when the
+// crate compiles. The last line is the 24 bytes that BENCHMARKS.md names.
+const _: () = {
+    use std::mem::size_of;
+    assert!(size_of::<TaskId>() == 8);
+    assert!(size_of::<Option<Arc<Extra>>>() == size_of::<usize>());
+    assert!(size_of::<&'static Location<'static>>() == size_of::<usize>());
+    assert!(size_of::<TaskInfo>() == size_of::<TaskId>() + 2 * size_of::<usize>());
+    #[cfg(target_pointer_width = "64")]
+    assert!(size_of::<TaskInfo>() == 24);
+};
+
 /// The part of a task's identity that only some tasks have.
 #[derive(Debug)]
 struct Extra {

@@ -5,8 +5,36 @@
 //! - Every task, on any pool or the blocking pool, carries a [`TaskInfo`] as async-task's
 //!   metadata, in its single allocation: a process-unique id, the name given to the builder if
 //!   any, and the caller's location of the public function that spawned it.
-//! - Spawning never looks up a pool: the caller passes the pool's state, its schedule function
-//!   and, for a private pool, the registry shard hint (`spawn.rs`).
+//! - This module knows no pool (nothing here imports the scheduler): spawning code builds the
+//!   `Runnable`/handle pair from what a pool gives it, and the pool schedules it (`spawn.rs`).
+
+//!
+//! # The metadata: a task's [`TaskInfo`], in async-task's header
+//!
+//! Every task's allocation starts with async-task's header: its state word (8 bytes), the
+//! awaiter's `Option<Waker>` (16), its vtable pointer (8), crew's metadata, and async-task's
+//! panic flag (1, padded to 8); the schedule function and the future follow. The metadata is
+//! laid out once, here, for what the next features add; `info.rs` asserts each part's size when
+//! the crate compiles (64-bit targets):
+//!
+//! | part | bytes | who pays |
+//! |---|---|---|
+//! | `id`: [`TaskId`], a `NonZeroU64` | 8 | every task |
+//! | `location`: `&'static Location` of the spawn | 8 | every task |
+//! | `extra`: `Option<Arc<Extra>>`, what only some tasks have (a name, the dump's record) | 8 | every task the pointer; the allocation only named tasks and tasks of a pool with the dump on |
+//!
+//! 24 bytes: the header is 64 bytes, one cache line. The rule for later parts: one more word in
+//! line at most, and only where it replaces a word after the header, so that a task's
+//! allocation does not grow; everything that only some tasks have goes out of line, behind
+//! `extra`.
+//! - **The pool** (so that a private pool's schedule function captures nothing): the one word
+//!   in line, a pointer to the pool's shared state. The schedule function's own `Arc` (the 8
+//!   bytes after the header today) goes, so the allocation stays the same size.
+//! - **A task set's membership and abort state** (`JoinSet`, `AbortHandle`): out of line, in
+//!   `Extra` (a set's key and a reference to it); only members pay, one allocation each, as a
+//!   named task does. Aborting needs no bit of its own: it cancels through async-task.
+//! - **A local (`!Send`) task's owner**: out of line too (the owning worker or thread), paid by
+//!   local tasks only.
 
 mod builder;
 mod info;
@@ -16,7 +44,7 @@ mod trace;
 
 pub use builder::Builder;
 pub use info::{TaskId, TaskInfo};
-pub(crate) use record::Doing;
+pub(crate) use record::Activity;
 // `Kind` is the blocking pool's too, which loom builds leave out.
 #[cfg(not(loom))]
 pub(crate) use trace::Kind;
@@ -24,7 +52,7 @@ pub(crate) use trace::Trace;
 // `TaskFuture` is also the blocking pool's, which loom builds leave out.
 #[cfg(not(loom))]
 pub(crate) use spawn::TaskFuture;
-pub(crate) use spawn::{schedule_on, spawn_registered, spawn_unregistered, Home, TaskOutput};
+pub(crate) use spawn::{build, refused, OnTaskEnd, TaskOutput};
 
 /// What crew's queues hold: async-task's handle to run a task, with the task's [`TaskInfo`].
 pub(crate) type Runnable = async_task::Runnable<TaskInfo>;

@@ -16,11 +16,11 @@
 
 use std::time::{Duration, Instant};
 
-use crate::sync::{Counter, Gauge};
+use crate::sync::{Gauge, SingleWriterCounter};
 
 /// Where a queued task waits, or what the task does: the low bits of a state word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Doing {
+pub(crate) enum Activity {
     /// In the injector.
     Injector,
     /// In core `.0`'s LIFO slot.
@@ -41,31 +41,31 @@ const KIND_BITS: u32 = 3;
 const CORE_BITS: u32 = 13;
 const SINCE_SHIFT: u32 = KIND_BITS + CORE_BITS;
 
-impl Doing {
+impl Activity {
     fn pack(self, since_ns: u64) -> u64 {
         let (kind, core) = match self {
-            Doing::Injector => (0, 0),
-            Doing::Lifo(core) => (1, core),
-            Doing::Deque(core) => (2, core),
-            Doing::Deferred(core) => (3, core),
-            Doing::Running(core) => (4, core),
-            Doing::Waiting => (5, 0),
-            Doing::Ended => (6, 0),
+            Activity::Injector => (0, 0),
+            Activity::Lifo(core) => (1, core),
+            Activity::Deque(core) => (2, core),
+            Activity::Deferred(core) => (3, core),
+            Activity::Running(core) => (4, core),
+            Activity::Waiting => (5, 0),
+            Activity::Ended => (6, 0),
         };
         let core = (core as u64).min((1 << CORE_BITS) - 1);
         kind | core << KIND_BITS | since_ns.min(u64::MAX >> SINCE_SHIFT) << SINCE_SHIFT
     }
 
-    fn unpack(word: u64) -> (Doing, u64) {
+    fn unpack(word: u64) -> (Activity, u64) {
         let core = ((word >> KIND_BITS) & ((1 << CORE_BITS) - 1)) as usize;
         let doing = match word & ((1 << KIND_BITS) - 1) {
-            0 => Doing::Injector,
-            1 => Doing::Lifo(core),
-            2 => Doing::Deque(core),
-            3 => Doing::Deferred(core),
-            4 => Doing::Running(core),
-            5 => Doing::Waiting,
-            _ => Doing::Ended,
+            0 => Activity::Injector,
+            1 => Activity::Lifo(core),
+            2 => Activity::Deque(core),
+            3 => Activity::Deferred(core),
+            4 => Activity::Running(core),
+            5 => Activity::Waiting,
+            _ => Activity::Ended,
         };
         (doing, word >> SINCE_SHIFT)
     }
@@ -76,14 +76,18 @@ impl Doing {
 pub(crate) struct TaskRecord {
     spawned: Instant,
     /// Polls begun; written by the thread that polls the task, one at a time.
-    polls: Counter,
+    polls: SingleWriterCounter,
     state: Gauge,
 }
 
 impl TaskRecord {
     /// The record of a task just spawned, about to be queued.
     pub(crate) fn new() -> TaskRecord {
-        TaskRecord { spawned: Instant::now(), polls: Counter::default(), state: Gauge::new(Doing::Injector.pack(0)) }
+        TaskRecord {
+            spawned: Instant::now(),
+            polls: SingleWriterCounter::default(),
+            state: Gauge::new(Activity::Injector.pack(0)),
+        }
     }
 
     fn now(&self) -> u64 {
@@ -93,9 +97,9 @@ impl TaskRecord {
     /// The task was put in a queue (`doing` says which). Out of line: callers check for a
     /// record first, and most pools keep none.
     #[inline(never)]
-    pub(crate) fn queued(&self, doing: Doing) {
+    pub(crate) fn queued(&self, doing: Activity) {
         let current = self.state.get();
-        if Doing::unpack(current).0 != Doing::Ended {
+        if Activity::unpack(current).0 != Activity::Ended {
             self.state.replace(current, doing.pack(self.now()));
         }
     }
@@ -105,8 +109,8 @@ impl TaskRecord {
     pub(crate) fn running(&self, core: usize) {
         self.polls.incr();
         let current = self.state.get();
-        if Doing::unpack(current).0 != Doing::Ended {
-            self.state.replace(current, Doing::Running(core).pack(self.now()));
+        if Activity::unpack(current).0 != Activity::Ended {
+            self.state.replace(current, Activity::Running(core).pack(self.now()));
         }
     }
 
@@ -114,20 +118,20 @@ impl TaskRecord {
     #[inline(never)]
     pub(crate) fn poll_ended(&self) {
         let current = self.state.get();
-        if let (Doing::Running(_), _) = Doing::unpack(current) {
-            self.state.replace(current, Doing::Waiting.pack(self.now()));
+        if let (Activity::Running(_), _) = Activity::unpack(current) {
+            self.state.replace(current, Activity::Waiting.pack(self.now()));
         }
     }
 
     /// The task's future was dropped.
     pub(crate) fn ended(&self) {
-        self.state.set(Doing::Ended.pack(self.now()));
+        self.state.set(Activity::Ended.pack(self.now()));
     }
 
     /// What the task does, for how long it has, its polls and its age, as of now.
-    pub(crate) fn read(&self) -> (Doing, Duration, u64, Duration) {
+    pub(crate) fn read(&self) -> (Activity, Duration, u64, Duration) {
         let age = self.spawned.elapsed();
-        let (doing, since) = Doing::unpack(self.state.get());
+        let (doing, since) = Activity::unpack(self.state.get());
         let elapsed = age.saturating_sub(Duration::from_nanos(since));
         (doing, elapsed, self.polls.get(), age)
     }
@@ -140,15 +144,15 @@ mod tests {
     #[test]
     fn states_round_trip_through_one_word() {
         for doing in [
-            Doing::Injector,
-            Doing::Lifo(3),
-            Doing::Deque(1023),
-            Doing::Deferred(0),
-            Doing::Running(2047),
-            Doing::Waiting,
-            Doing::Ended,
+            Activity::Injector,
+            Activity::Lifo(3),
+            Activity::Deque(1023),
+            Activity::Deferred(0),
+            Activity::Running(2047),
+            Activity::Waiting,
+            Activity::Ended,
         ] {
-            assert_eq!(Doing::unpack(doing.pack(123_456_789)), (doing, 123_456_789));
+            assert_eq!(Activity::unpack(doing.pack(123_456_789)), (doing, 123_456_789));
         }
     }
 
@@ -156,16 +160,16 @@ mod tests {
     fn an_ended_task_stays_ended_and_a_wake_during_a_poll_is_kept() {
         let record = TaskRecord::new();
         record.running(0);
-        record.queued(Doing::Deferred(0)); // woken while it ran
+        record.queued(Activity::Deferred(0)); // woken while it ran
         record.poll_ended();
-        assert_eq!(record.read().0, Doing::Deferred(0), "the end of the poll keeps the wake");
+        assert_eq!(record.read().0, Activity::Deferred(0), "the end of the poll keeps the wake");
         record.running(1);
         record.poll_ended();
-        assert_eq!(record.read().0, Doing::Waiting);
+        assert_eq!(record.read().0, Activity::Waiting);
         assert_eq!(record.read().2, 2, "two polls");
         record.ended();
-        record.queued(Doing::Injector);
+        record.queued(Activity::Injector);
         record.running(0);
-        assert_eq!(record.read().0, Doing::Ended);
+        assert_eq!(record.read().0, Activity::Ended);
     }
 }

@@ -15,27 +15,26 @@
 //! - Nothing crew hands to async-task can unwind out of its `Drop`: not the future (above), not
 //!   the output or payload of a task nobody awaits ([`TaskOutput`]'s guard), not the schedule
 //!   function (crew's own `Arc`s). async-task aborts the process on such an unwind.
-//! - A private pool's task holds a [`Registration`] and leaves the registry when its
-//!   `TaskFuture` is dropped, however that happens (see `scheduler/registry.rs`).
-//! - Spawning never looks up a pool: the caller passes the pool's state, its schedule function
-//!   and, for a private pool, the registry shard hint.
+//! - A task tells whoever must know that it ended (its [`OnTaskEnd`]: a pool's registry entry,
+//!   its counters) when its `TaskFuture` is dropped, however that happens.
+//! - This module knows no pool: [`build`] makes the `Runnable`/handle pair from what the caller
+//!   gives it (the schedule function, what to tell at the end), and the caller, a pool
+//!   (`scheduler/spawn.rs`) or the blocking pool, schedules the `Runnable`.
 
 use std::future::Future;
 use std::marker::PhantomData;
-use std::panic::{self, AssertUnwindSafe};
+use std::panic::{self, AssertUnwindSafe, Location};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use async_task::{Schedule, ScheduleInfo, Task, WithInfo};
+use async_task::Schedule;
 use pin_project_lite::pin_project;
 
 use crate::join::JoinHandle;
 use crate::policy::{drop_payload, Payload, Policy};
-use crate::scheduler::{Key, Registry, Shared};
-use crate::sync::Arc;
 
 use super::trace::{Kind, Trace};
-use super::{Runnable, TaskInfo};
+use super::{Runnable, TaskId, TaskInfo};
 
 /// What a task's future resolves to inside async-task: the value, or the panic payload
 /// (`None` once the `Ignore` policy has dropped it), behind a guard whose `Drop` never unwinds.
@@ -66,40 +65,44 @@ impl<T> Drop for TaskOutput<T> {
     }
 }
 
-/// Where a task belongs, which must learn when it ends: its future is dropped, finished or not
-/// (async-task drops a finished task's future as soon as it returned).
-pub(crate) trait Home: Send + 'static {
-    /// What kind of work this home's tasks are, for their `tracing` span.
+/// What a task carries to tell its owner (a pool's registry or counters, the blocking pool)
+/// that it ended: its future was dropped, finished or not (async-task drops a finished task's
+/// future as soon as it returned).
+pub(crate) trait OnTaskEnd: Send + 'static {
+    /// What kind of work these tasks are, for their `tracing` span.
     const KIND: Kind = Kind::Task;
 
     /// The task ended. Called once, from the task's `Drop`, on whatever thread drops it.
     fn task_ended(&mut self);
 }
 
-/// A private pool task's entry in its pool's registry, which is also its count of live tasks.
-#[derive(Debug)]
-pub(crate) struct Registration {
-    registry: Arc<Registry>,
-    key: Key,
+/// Nothing to tell.
+impl OnTaskEnd for () {
+    fn task_ended(&mut self) {}
 }
 
-impl Home for Registration {
+/// Both, in order.
+impl<A: OnTaskEnd, B: OnTaskEnd> OnTaskEnd for (A, B) {
+    const KIND: Kind = B::KIND;
+
     fn task_ended(&mut self) {
-        self.registry.remove(self.key);
+        self.0.task_ended();
+        self.1.task_ended();
     }
 }
 
 pin_project! {
-    /// The future async-task polls: the user's future behind `catch_unwind`, and its [`Home`].
-    pub(crate) struct TaskFuture<F, P, H: Home> {
+    /// The future async-task polls: the user's future behind `catch_unwind`, and what to tell
+    /// when it ends.
+    pub(crate) struct TaskFuture<F, P, E: OnTaskEnd> {
         #[pin]
         future: Option<F>,
-        home: H,
+        end: E,
         trace: Trace,
         policy: PhantomData<P>,
     }
 
-    impl<F, P, H: Home> PinnedDrop for TaskFuture<F, P, H> {
+    impl<F, P, E: OnTaskEnd> PinnedDrop for TaskFuture<F, P, E> {
         fn drop(this: Pin<&mut Self>) {
             let mut this = this.project();
             // A finished task's span is not entered again: each entry is one poll.
@@ -110,19 +113,19 @@ pin_project! {
             if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| this.future.set(None))) {
                 drop_payload(payload);
             }
-            this.home.task_ended();
+            this.end.task_ended();
         }
     }
 }
 
-impl<F, P, H: Home> TaskFuture<F, P, H> {
-    /// Wraps `future` for the task `info`, which belongs to `home`.
-    pub(crate) fn new(future: F, home: H, info: &TaskInfo) -> TaskFuture<F, P, H> {
-        TaskFuture { future: Some(future), home, trace: Trace::new(info, H::KIND), policy: PhantomData }
+impl<F, P, E: OnTaskEnd> TaskFuture<F, P, E> {
+    /// Wraps `future` for the task `info`, which tells `end` when it ends.
+    pub(crate) fn new(future: F, end: E, info: &TaskInfo) -> TaskFuture<F, P, E> {
+        TaskFuture { future: Some(future), end, trace: Trace::new(info, E::KIND), policy: PhantomData }
     }
 }
 
-impl<F: Future, P: Policy, H: Home> Future for TaskFuture<F, P, H> {
+impl<F: Future, P: Policy, E: OnTaskEnd> Future for TaskFuture<F, P, E> {
     type Output = TaskOutput<F::Output>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -161,83 +164,32 @@ impl<F: Future, P: Policy, H: Home> Future for TaskFuture<F, P, H> {
     }
 }
 
-/// Spawns `future` as the task `info` that belongs to no registry but to `home` (the global
-/// pool's), scheduled by `schedule`, and schedules its first run on `shared`.
-pub(crate) fn spawn_unregistered<P, F, S, H>(
-    shared: &Shared,
-    info: TaskInfo,
-    home: H,
-    future: F,
-    schedule: S,
-) -> JoinHandle<F::Output, P>
+/// Builds the task `info` around `future`: one allocation holding the future behind
+/// `catch_unwind`, `end` (told when the task ends) and `info` as async-task's metadata, scheduled
+/// by `schedule`. Returns the [`Runnable`] for its first run, which the caller (a pool)
+/// schedules, and the awaiter's handle.
+pub(crate) fn build<P, F, S, E>(info: TaskInfo, end: E, future: F, schedule: S) -> (Runnable, JoinHandle<F::Output, P>)
 where
     P: Policy,
     F: Future + Send + 'static,
     F::Output: Send + 'static,
     S: Schedule<TaskInfo> + Send + Sync + 'static,
-    H: Home,
+    E: OnTaskEnd,
 {
-    let task = TaskFuture::<F, P, H>::new(future, home, &info);
-    launch(shared, async_task::Builder::new().metadata(info).spawn(move |_| task, schedule))
+    let task = TaskFuture::<F, P, E>::new(future, end, &info);
+    let (runnable, task) = async_task::Builder::new().metadata(info).spawn(move |_| task, schedule);
+    (runnable, JoinHandle::new(task))
 }
 
-/// The schedule function of a private pool's tasks: each holds a reference to the pool.
-pub(crate) fn schedule_on(shared: &Arc<Shared>) -> impl Schedule<TaskInfo> + Send + Sync + 'static {
-    let for_schedule = shared.clone();
-    WithInfo(move |runnable: Runnable, info: ScheduleInfo| {
-        for_schedule.schedule(runnable, info.woken_while_running);
-    })
-}
-
-/// Spawns `future` as the task `info` on the pool `shared`, which has a registry (a private
-/// pool, or the global one with the task dump on), registered in the shard `hint` picks so that
-/// dropping the pool drops it and the dump lists it; scheduled by `schedule`.
-pub(crate) fn spawn_registered<P, F, S>(
-    shared: &Shared,
-    hint: usize,
-    info: TaskInfo,
-    future: F,
-    schedule: S,
-) -> JoinHandle<F::Output, P>
-where
-    P: Policy,
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-    S: Schedule<TaskInfo> + Send + Sync + 'static,
-{
-    let registry = shared.registry().expect("spawn_registered is for a pool with a registry");
-    let records = shared.keeps_task_records();
-    let info = if records { info.with_record() } else { info };
-    // For a refused spawn's cancelled handle: `spawn` is given back with `info` inside it.
-    let (id, location) = (info.id(), info.location());
-    let spawn = |key| {
-        let registration = Registration { registry: registry.clone(), key };
-        let task = TaskFuture::<F, P, Registration>::new(future, registration, &info);
-        async_task::Builder::new().metadata(info).spawn(move |_| task, schedule)
-    };
-    let entry = |(runnable, _): &(Runnable, Task<TaskOutput<F::Output>, TaskInfo>)| {
-        let info = runnable.metadata();
-        (runnable.waker(), records.then(|| info.clone()))
-    };
-    match registry.register(hint, spawn, entry) {
-        Ok(spawned) => launch(shared, spawned),
-        Err(spawn) => {
-            // The pool is shutting down: drop the future and hand back a cancelled handle.
-            drop(spawn);
-            let (runnable, task) = async_task::Builder::new()
-                .metadata(TaskInfo::unnamed(id, location))
-                .spawn(|_| std::future::pending::<TaskOutput<F::Output>>(), |_| {});
-            drop(runnable);
-            JoinHandle::new(task)
-        }
-    }
-}
-
-/// Schedules a new task's first run on `shared` and hands its handle to the spawner.
-fn launch<T, P: Policy>(
-    shared: &Shared,
-    (runnable, task): (Runnable, Task<TaskOutput<T>, TaskInfo>),
+/// The handle of a task that was never spawned (its pool refused it: shutting down), keeping
+/// the identity of the task it stands for: awaiting it reports the task cancelled.
+pub(crate) fn refused<T: Send + 'static, P: Policy>(
+    id: TaskId,
+    location: &'static Location<'static>,
 ) -> JoinHandle<T, P> {
-    shared.schedule_spawned(runnable);
+    let (runnable, task) = async_task::Builder::new()
+        .metadata(TaskInfo::unnamed(id, location))
+        .spawn(|_| std::future::pending::<TaskOutput<T>>(), |_| {});
+    drop(runnable);
     JoinHandle::new(task)
 }

@@ -4,10 +4,10 @@
 //! no wakeup is lost, the watcher, the reactor, shutdown); read it before changing this module.
 //!
 //! Invariants:
-//! - Under the `idle` lock, `unparked == workers - sleeping.len()`: a worker moves in or out of
-//!   `sleeping` and the counters in the same critical section.
-//! - A push a worker must not miss ends with [`Sleepers::notify_one`] (or `notify_private` for
-//!   a LIFO slot); a worker that parks leaving no searcher re-scans after a SeqCst fence
+//! - Under the `sleep_list` lock, `unparked == workers - sleeping.len()`: a worker moves in or
+//!   out of `sleeping` and the counters in the same critical section.
+//! - A push a worker must not miss ends with [`Sleepers::notify_one_from`] (or
+//!   `notify_private_from` for a LIFO slot); a worker that parks leaving no searcher re-scans after a SeqCst fence
 //!   ([`Sleepers::list_parked`] says when). Either the push's fence or the parking worker's
 //!   read-modify-write comes first, and whichever comes second sees the other.
 //! - A woken worker is counted as searching before it runs (by `notify_one` and `wake_self`),
@@ -16,10 +16,10 @@
 //!   listed, parked worker holds it, and every wake of that worker drops it.
 //! - Tokens are never lost (`parker`).
 
-mod parker;
+mod parking_spot;
 mod state;
 
-use parker::Parker;
+use parking_spot::ParkingSpot;
 pub(super) use state::State;
 
 use super::counters::{CoreCounters, OutsideCounters};
@@ -32,39 +32,39 @@ use crate::sync::{
 #[derive(Debug)]
 pub(super) struct Sleepers {
     state: CachePadded<AtomicUsize>,
-    idle: Mutex<Idle>,
+    sleep_list: Mutex<SleepList>,
     /// One per core slot, spare cores included.
-    parkers: Box<[Parker]>,
+    parkers: Box<[ParkingSpot]>,
     /// The number of cores that run at once (the pool's workers): what `unparked` counts up to.
     workers: usize,
     /// The monitor's wake-up (`monitor.rs`); `None` when the pool has no monitor.
-    busy: Option<Busy>,
+    monitor_alarm: Option<MonitorAlarm>,
 }
 
 /// Who sends a wake, for the metrics (`counters.rs`): a core of the pool, or a thread outside
 /// it.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Sender<'a> {
+pub(crate) enum WakeSource<'a> {
     Core(&'a CoreCounters),
     Outside(&'a OutsideCounters),
 }
 
-impl Sender<'_> {
+impl WakeSource<'_> {
     /// Counts a wake sent (`woke`), or skipped because a worker was already searching.
     #[inline]
     fn count(self, woke: bool) {
         match (self, woke) {
-            (Sender::Core(counters), true) => counters.notifies.incr(),
-            (Sender::Core(counters), false) => counters.notifies_skipped.incr(),
-            (Sender::Outside(counters), true) => counters.notifies.incr(),
-            (Sender::Outside(counters), false) => counters.notifies_skipped.incr(),
+            (WakeSource::Core(counters), true) => counters.notifies.incr(),
+            (WakeSource::Core(counters), false) => counters.notifies_skipped.incr(),
+            (WakeSource::Outside(counters), true) => counters.notifies.incr(),
+            (WakeSource::Outside(counters), false) => counters.notifies_skipped.incr(),
         }
     }
 }
 
 /// How the monitor, asleep while every worker is parked, learns that the pool is busy again.
 #[derive(Debug, Default)]
-pub(super) struct Busy {
+pub(super) struct MonitorAlarm {
     /// Notified by the first worker to unpark while `idle_wait` is set, and by shutdown.
     pub(super) event: Event,
     /// Set while the monitor waits for the pool to get busy: only then does an unpark notify,
@@ -73,9 +73,9 @@ pub(super) struct Busy {
     pub(super) idle_wait: AtomicBool,
 }
 
-/// What the `idle` mutex guards.
+/// What the `sleep_list` mutex guards.
 #[derive(Debug)]
-struct Idle {
+struct SleepList {
     /// The parked workers, most recently parked last.
     sleeping: Vec<usize>,
     /// The parked worker holding the watcher role; `Some` exactly when [`State::WATCHING`] is
@@ -85,15 +85,15 @@ struct Idle {
 
 impl Sleepers {
     /// All `workers` start running, none searching; `slots` cores may park in all (the workers
-    /// and the spare cores that replace a stuck one, see `monitor.rs`). `busy`: a monitor listens
+    /// and the spare cores that replace a stuck one, see `monitor.rs`). `monitor`: a monitor listens
     /// for the pool getting busy.
-    pub(super) fn new(workers: usize, slots: usize, busy: bool) -> Sleepers {
+    pub(super) fn new(workers: usize, slots: usize, monitor: bool) -> Sleepers {
         Sleepers {
             state: CachePadded::new(AtomicUsize::new(State::new(workers, 0).0)),
-            idle: Mutex::new(Idle { sleeping: Vec::with_capacity(workers), watcher: None }),
-            parkers: (0..slots).map(|_| Parker::default()).collect(),
+            sleep_list: Mutex::new(SleepList { sleeping: Vec::with_capacity(workers), watcher: None }),
+            parkers: (0..slots).map(|_| ParkingSpot::default()).collect(),
             workers,
-            busy: busy.then(Busy::default),
+            monitor_alarm: monitor.then(MonitorAlarm::default),
         }
     }
 
@@ -101,9 +101,9 @@ impl Sleepers {
         self.workers
     }
 
-    /// The monitor's wake-up (see `busy`).
-    pub(super) fn busy(&self) -> Option<&Busy> {
-        self.busy.as_ref()
+    /// The monitor's wake-up (see `monitor_alarm`).
+    pub(super) fn monitor_alarm(&self) -> Option<&MonitorAlarm> {
+        self.monitor_alarm.as_ref()
     }
 
     pub(super) fn state(&self) -> State {
@@ -119,19 +119,21 @@ impl Sleepers {
         self.notify(false, None)
     }
 
-    /// [`notify_one`](Sleepers::notify_one), counted in `sender`'s metrics.
+    /// `notify_one` (the same wake, uncounted, for tests and loom), counted in `source`'s
+    /// metrics.
     #[inline]
-    pub(super) fn notify_one_from(&self, sender: Sender<'_>) -> bool {
-        self.notify(false, Some(sender))
+    pub(super) fn notify_one_from(&self, source: WakeSource<'_>) -> bool {
+        self.notify(false, Some(source))
     }
 
-    /// [`notify_private`](Sleepers::notify_private), counted in `sender`'s metrics.
+    /// `notify_private` (the same wake, uncounted, for tests and loom), counted in `source`'s
+    /// metrics.
     #[inline]
-    pub(super) fn notify_private_from(&self, sender: Sender<'_>) -> bool {
+    pub(super) fn notify_private_from(&self, source: WakeSource<'_>) -> bool {
         if planted_bug!("no_private_notify") {
             return false;
         }
-        self.notify(true, Some(sender))
+        self.notify(true, Some(source))
     }
 
     /// As [`notify_one`](Sleepers::notify_one), after pushing a task onto the calling worker's
@@ -151,29 +153,29 @@ impl Sleepers {
     /// (`Shared::push_remote`): that fence is the one `notify` would begin with, so a remote
     /// spawn or wake pays for one fence, not two.
     #[inline]
-    pub(super) fn notify_one_fenced_from(&self, sender: Sender<'_>) -> bool {
-        self.notify_fenced(false, Some(sender))
+    pub(super) fn notify_one_fenced_from(&self, source: WakeSource<'_>) -> bool {
+        self.notify_fenced(false, Some(source))
     }
 
-    fn notify(&self, private: bool, sender: Option<Sender<'_>>) -> bool {
+    fn notify(&self, private: bool, source: Option<WakeSource<'_>>) -> bool {
         // Pairs with the fence after `list_parked`'s read-modify-write (see `README.md`).
         fence(Ordering::SeqCst);
-        self.notify_fenced(private, sender)
+        self.notify_fenced(private, source)
     }
 
     /// `notify` after its fence.
     #[inline]
-    fn notify_fenced(&self, private: bool, sender: Option<Sender<'_>>) -> bool {
+    fn notify_fenced(&self, private: bool, source: Option<WakeSource<'_>>) -> bool {
         let state = self.state();
         if !self.should_wake(state, private) {
             if state.searching() > 0 {
-                if let Some(sender) = sender {
-                    sender.count(false);
+                if let Some(source) = source {
+                    source.count(false);
                 }
             }
             return false;
         }
-        let mut idle = lock(&self.idle);
+        let mut idle = lock(&self.sleep_list);
         if !self.should_wake(self.state(), private) {
             return false;
         }
@@ -181,8 +183,8 @@ impl Sleepers {
         self.count_woken(&mut idle, index);
         drop(idle);
         self.parkers[index].unpark();
-        if let Some(sender) = sender {
-            sender.count(true);
+        if let Some(source) = source {
+            source.count(true);
         }
         true
     }
@@ -192,8 +194,8 @@ impl Sleepers {
     }
 
     /// Counts worker `index`, just taken off `sleeping`, as unparked and searching, dropping the
-    /// watcher role if it held it, in one read-modify-write. Under the `idle` lock.
-    fn count_woken(&self, idle: &mut Idle, index: usize) {
+    /// watcher role if it held it, in one read-modify-write. Under the `sleep_list` lock.
+    fn count_woken(&self, idle: &mut SleepList, index: usize) {
         let mut delta = State::ONE_UNPARKED | State::ONE_SEARCHING;
         if idle.watcher == Some(index) && !planted_bug!("watcher_kept") {
             idle.watcher = None;
@@ -201,7 +203,7 @@ impl Sleepers {
             delta = delta.wrapping_sub(State::WATCHING);
         }
         let prev = State(self.state.fetch_add(delta, Ordering::SeqCst));
-        if let Some(busy) = &self.busy {
+        if let Some(busy) = &self.monitor_alarm {
             // SeqCst pairs with the monitor's store and fence before its re-check: either it
             // sees this worker unparked, or this load sees it waiting.
             if prev.unparked() == 0 && busy.idle_wait.load(Ordering::SeqCst) {
@@ -213,7 +215,7 @@ impl Sleepers {
 
     /// Wakes every parked worker (for shutdown). The woken workers are not searching.
     pub(super) fn notify_all(&self) {
-        let mut idle = lock(&self.idle);
+        let mut idle = lock(&self.sleep_list);
         let woken: Vec<usize> = idle.sleeping.drain(..).collect();
         let mut delta = State::ONE_UNPARKED * woken.len();
         if idle.watcher.take().is_some() {
@@ -247,7 +249,7 @@ impl Sleepers {
     /// searcher, or none searched), in which case the caller must re-scan every queue (after a
     /// SeqCst fence) before waiting.
     pub(super) fn list_parked(&self, index: usize, was_searching: bool) -> bool {
-        let mut idle = lock(&self.idle);
+        let mut idle = lock(&self.sleep_list);
         let counted_searching = was_searching && !planted_bug!("searching_drift");
         let delta = State::ONE_UNPARKED + if counted_searching { State::ONE_SEARCHING } else { 0 };
         let prev = State(self.state.fetch_sub(delta, Ordering::SeqCst));
@@ -262,7 +264,7 @@ impl Sleepers {
     /// makes it the watcher unless there is one already or it was woken meanwhile. Returns
     /// whether it took the role; if so it must park with a deadline ([`Sleepers::park_until`]).
     pub(super) fn try_become_watcher(&self, index: usize) -> bool {
-        let mut idle = lock(&self.idle);
+        let mut idle = lock(&self.sleep_list);
         if idle.watcher.is_some() || !idle.sleeping.contains(&index) {
             return false;
         }
@@ -312,7 +314,7 @@ impl Sleepers {
     /// if it was no longer listed (another thread's `notify_one` or `notify_all` already picked
     /// it, and its token is on the way).
     pub(super) fn wake_self(&self, index: usize) -> bool {
-        let mut idle = lock(&self.idle);
+        let mut idle = lock(&self.sleep_list);
         let Some(position) = idle.sleeping.iter().position(|&sleeper| sleeper == index) else {
             return false;
         };
@@ -328,13 +330,13 @@ impl Sleepers {
     /// True if worker `index` is listed as parked.
     #[cfg(any(test, loom))]
     pub(super) fn is_parked(&self, index: usize) -> bool {
-        lock(&self.idle).sleeping.contains(&index)
+        lock(&self.sleep_list).sleeping.contains(&index)
     }
 
     /// The watcher's index, checked against [`State::WATCHING`] under the lock.
     #[cfg(any(test, loom))]
     pub(super) fn watcher(&self) -> Option<usize> {
-        let idle = lock(&self.idle);
+        let idle = lock(&self.sleep_list);
         assert_eq!(self.state().watching(), idle.watcher.is_some(), "WATCHING matches the watcher");
         if let Some(watcher) = idle.watcher {
             assert!(idle.sleeping.contains(&watcher), "the watcher {watcher} is listed as parked");

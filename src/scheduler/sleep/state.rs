@@ -4,7 +4,7 @@
 //! - One `usize`: `searching` in the low [`State::SEARCHING_BITS`] bits, then the
 //!   [`State::WATCHING`] flag, then `unparked`; the three fields never overlap, and each holds
 //!   up to `MAX_WORKERS`.
-//! - Under the sleepers' `idle` lock, `unparked == workers - sleeping.len()`, and `WATCHING` is
+//! - Under the sleepers' `sleep_list` lock, `unparked == workers - sleeping.len()`, and `WATCHING` is
 //!   set exactly while a listed, parked worker holds the watcher role.
 
 /// The packed counters: `searching` in the low [`State::SEARCHING_BITS`] bits, then the

@@ -1,10 +1,10 @@
 //! A worker's parking spot: a token and an event-listener [`Event`] (see `README.md`).
 //!
 //! Invariants:
-//! - One token: [`Parker::unpark`] sets it, a park consumes it; an unpark that comes before the
+//! - One token: [`ParkingSpot::unpark`] sets it, a park consumes it; an unpark that comes before the
 //!   park is never lost.
 //! - Every way to park (blocking, with a deadline, or polled by the reactor's loop) goes through
-//!   [`Parker::take_or_listen`]: the listener is registered before the token is checked again,
+//!   [`ParkingSpot::take_or_listen`]: the listener is registered before the token is checked again,
 //!   with a SeqCst fence between, and `unpark` sets the token before it notifies.
 
 use crate::sync::{fence, wait_until, AtomicBool, Deadline, Event, EventListener, Listener, Ordering};
@@ -12,12 +12,12 @@ use crate::sync::{fence, wait_until, AtomicBool, Deadline, Event, EventListener,
 /// A per-worker parking spot on an event-listener [`Event`], with a token so that an unpark
 /// that comes before the park is not lost.
 #[derive(Debug, Default)]
-pub(super) struct Parker {
+pub(super) struct ParkingSpot {
     token: AtomicBool,
     event: Event,
 }
 
-impl Parker {
+impl ParkingSpot {
     /// Hands the token to the owner and wakes it if it waits.
     pub(super) fn unpark(&self) {
         // SeqCst pairs with the fence in `take_or_listen`: either the owner sees the token, or
@@ -74,11 +74,11 @@ impl Parker {
 
 #[cfg(test)]
 mod tests {
-    use super::Parker;
+    use super::ParkingSpot;
 
     #[test]
     fn unpark_before_park_is_not_lost() {
-        let parker = std::sync::Arc::new(Parker::default());
+        let parker = std::sync::Arc::new(ParkingSpot::default());
         parker.unpark();
         parker.park();
         let p = parker.clone();

@@ -1,0 +1,74 @@
+//! Spawning onto a pool: the pool calls down to `task::build` for the task's allocation,
+//! registers it if the pool keeps a registry, and schedules its first run.
+//!
+//! Invariants:
+//! - A task of a pool with a registry (every private pool, and the global pool with the task
+//!   dump on) is registered before its first run and leaves the registry when its future is
+//!   dropped, however that happens ([`Registration`]), so that a pool's drop reaches it.
+//! - A spawn that a closed registry refuses (the pool shuts down) drops its future at once, on
+//!   the spawning thread and outside every lock, and hands back a handle that reports the task
+//!   cancelled, with the identity it would have had.
+//! - The first run goes where any schedule of this pool's goes ([`Shared::schedule_spawned`]):
+//!   this thread's core if it runs one of the pool's, else the injector.
+
+use std::future::Future;
+
+use async_task::{Schedule, ScheduleInfo, WithInfo};
+
+use super::context::shard_hint;
+use super::registry::Registration;
+use super::shared::Shared;
+use crate::join::JoinHandle;
+use crate::policy::Policy;
+use crate::sync::Arc;
+use crate::task::{self, OnTaskEnd, Runnable, TaskInfo};
+
+impl Shared {
+    /// Spawns `future` as the task `info` on this pool, scheduled by `schedule`. `end` is told
+    /// when the task ends (after its registry entry goes, if the pool keeps a registry).
+    #[inline]
+    pub(crate) fn spawn<P, F, S, E>(&self, info: TaskInfo, future: F, schedule: S, end: E) -> JoinHandle<F::Output, P>
+    where
+        P: Policy,
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+        S: Schedule<TaskInfo> + Send + Sync + 'static,
+        E: OnTaskEnd,
+    {
+        let Some(registry) = self.registry() else {
+            let (runnable, handle) = task::build(info, end, future, schedule);
+            self.schedule_spawned(runnable);
+            return handle;
+        };
+        let records = self.keeps_task_records();
+        let info = if records { info.with_record() } else { info };
+        // For a refused spawn's handle: `build` is given back with `info` inside it.
+        let (id, location) = (info.id(), info.location());
+        let build = |key| {
+            let registration = Registration::new(registry.clone(), key);
+            task::build::<P, F, S, _>(info, (registration, end), future, schedule)
+        };
+        let entry = |(runnable, _): &(Runnable, JoinHandle<F::Output, P>)| {
+            (runnable.waker(), records.then(|| runnable.metadata().clone()))
+        };
+        match registry.register(shard_hint(), build, entry) {
+            Ok((runnable, handle)) => {
+                self.schedule_spawned(runnable);
+                handle
+            }
+            Err(refused) => {
+                // The pool is shutting down: drop the future, hand back a cancelled handle.
+                drop(refused);
+                task::refused(id, location)
+            }
+        }
+    }
+}
+
+/// The schedule function of a private pool's tasks: each holds a reference to the pool.
+pub(crate) fn schedule_on(shared: &Arc<Shared>) -> impl Schedule<TaskInfo> + Send + Sync + 'static {
+    let for_schedule = shared.clone();
+    WithInfo(move |runnable: Runnable, info: ScheduleInfo| {
+        for_schedule.schedule(runnable, info.woken_while_running);
+    })
+}

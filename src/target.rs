@@ -1,0 +1,62 @@
+//! [`Target`]: the pool a spawn goes to, and [`spawn`], the one path every public spawn takes.
+//!
+//! Invariants:
+//! - Every public spawn (`crew::spawn`, `Pool::spawn`, `Spawner::spawn`, `task::Builder::spawn`,
+//!   their `_with` and `_on` forms) names its target and calls [`spawn`], `#[track_caller]` all
+//!   the way down, so the task's location is the user's call.
+//! - [`Target::Current`] is resolved at the spawn, on the spawning thread: the private pool the
+//!   thread works for or blocks in (`scheduler/context.rs`), else the global pool.
+//! - A private pool's tasks hold a reference to the pool in their schedule function; the global
+//!   pool's hold none (it is never dropped).
+
+use std::future::Future;
+use std::panic::Location;
+
+use crate::join::JoinHandle;
+use crate::policy::Policy;
+use crate::scheduler::{self, Shared};
+use crate::sync::Arc;
+use crate::task::TaskInfo;
+
+/// Where a spawn goes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Target<'a> {
+    /// The thread's current pool (see the module docs).
+    Current,
+    /// The global pool, from every thread.
+    Global,
+    /// One private pool.
+    Private(&'a Arc<Shared>),
+}
+
+/// Spawns `future` as a task named `name`, spawned from the caller's location, onto `target`.
+#[track_caller]
+#[inline]
+pub(crate) fn spawn<P, F>(target: Target<'_>, name: Option<String>, future: F) -> JoinHandle<F::Output, P>
+where
+    P: Policy,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let info = TaskInfo::new(name, Location::caller());
+    match target {
+        Target::Current => match scheduler::current_private_pool() {
+            Some(private) => spawn_on_current_private(&private, info, future),
+            None => crate::global::spawn_on_global(info, future),
+        },
+        Target::Global => crate::global::spawn_on_global(info, future),
+        Target::Private(shared) => crate::pool::spawn(shared, info, future),
+    }
+}
+
+/// [`crate::pool::spawn`], kept out of line so that the global pool's spawn path stays small
+/// enough to inline where it is called.
+#[inline(never)]
+fn spawn_on_current_private<P, F>(shared: &Arc<Shared>, info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
+where
+    P: Policy,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    crate::pool::spawn(shared, info, future)
+}
