@@ -42,7 +42,19 @@ use crate::task::Trace;
 #[track_caller]
 pub fn block_on<F: Future>(future: F) -> F::Output {
     crate::scheduler::hand_off_core();
-    let trace = Trace::block_on(std::panic::Location::caller());
+    let location = std::panic::Location::caller();
+    // The `tokio` feature: the caller holds a tokio context while it blocks, unless it has one.
+    #[cfg(all(feature = "tokio", not(loom)))]
+    return crate::interop::tokio::within_unless_entered(crate::interop::tokio::no_pool, || {
+        block_on_here(future, location)
+    });
+    #[cfg(not(all(feature = "tokio", not(loom))))]
+    block_on_here(future, location)
+}
+
+/// [`block_on`] on this thread, as it is, called at `location`.
+fn block_on_here<F: Future>(future: F, location: &'static std::panic::Location<'static>) -> F::Output {
+    let trace = Trace::block_on(location);
     let mut future = pin!(future);
     thread_local! {
         static CACHE: RefCell<(Parker, Waker)> = RefCell::new(parker_and_waker());

@@ -210,6 +210,12 @@ impl BlockingPool {
 
     /// A blocking thread's loop: jobs until none came for `keep_alive`.
     fn run(self: Arc<Self>) {
+        // The `tokio` feature: a blocking thread belongs to no pool; it holds the context of the
+        // threads of no pool for its whole life (`interop/tokio.rs`).
+        #[cfg(feature = "tokio")]
+        let tokio = crate::interop::tokio::no_pool();
+        #[cfg(feature = "tokio")]
+        let _tokio = tokio.enter();
         let mut state = lock(&self.state);
         loop {
             if let Some(runnable) = state.queue.pop_front() {

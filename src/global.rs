@@ -39,7 +39,13 @@ pub(crate) fn shared() -> &'static Shared {
 }
 
 fn start(builder: Builder) -> Result<Pool, BuildError> {
-    Pool::start(builder.check(Env::from_process())?, PoolKind::Global)
+    let config = builder.check(Env::from_process())?;
+    // The `tokio` feature: the threads of no pool enter the global pool's tokio runtime.
+    #[cfg(all(feature = "tokio", not(loom)))]
+    if let Some(handle) = &config.tokio_handle {
+        crate::interop::tokio::set_global(handle);
+    }
+    Pool::start(config, PoolKind::Global)
 }
 
 /// Building the global pool: here, beside the pool it builds, so that `config/` stays a leaf.

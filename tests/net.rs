@@ -236,3 +236,38 @@ fn async_ios_own_socket_types_work_on_crew_unwrapped() {
         server.await.unwrap();
     });
 }
+
+#[test]
+fn connect_and_bind_take_names_and_try_each_address_in_order() {
+    run(async {
+        // Names, looked up off the workers: "localhost" comes from the hosts file.
+        let listener = TcpListener::bind("localhost:0").unwrap();
+        let local = listener.get_ref().local_addr().unwrap();
+        let port = local.port();
+        let accepting = crew::spawn(async move {
+            for _ in 0..4 {
+                listener.accept().await.unwrap();
+            }
+        });
+        for stream in [
+            TcpStream::connect(("localhost", port)).await,
+            TcpStream::connect(format!("localhost:{port}")).await,
+            TcpStream::connect((local.ip().to_string().as_str(), port)).await,
+        ] {
+            assert!(stream.unwrap().get_ref().peer_addr().unwrap().ip().is_loopback());
+        }
+        // Each address in order: a port nobody listens on refuses, the next one connects.
+        let closed = std::net::TcpListener::bind((local.ip(), 0)).unwrap().local_addr().unwrap();
+        let both: [SocketAddr; 2] = [closed, local];
+        let stream = TcpStream::connect(&both[..]).await.unwrap();
+        assert_eq!(stream.get_ref().peer_addr().unwrap().port(), port);
+        // None connects: the last error. No address at all: an error that says so.
+        let refused = TcpStream::connect(&[closed][..]).await.unwrap_err();
+        assert_eq!(refused.kind(), io::ErrorKind::ConnectionRefused);
+        let empty: &[SocketAddr] = &[];
+        let err = TcpStream::connect(empty).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("no address"), "{err}");
+        accepting.await;
+    });
+}

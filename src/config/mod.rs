@@ -168,6 +168,8 @@ pub struct Builder {
     on_slow_poll: Option<Hook>,
     task_dump: Option<bool>,
     spin_before_park: Option<Duration>,
+    #[cfg(all(feature = "tokio", not(loom)))]
+    tokio_handle: Option<tokio::runtime::Handle>,
 }
 
 /// The checked configuration a pool starts with.
@@ -193,6 +195,10 @@ pub(crate) struct Config {
     /// How long a searcher that found nothing sweeps again before it parks (zero under loom,
     /// which has no clock, and by default under miri).
     pub(crate) spin_before_park: Duration,
+    /// The tokio runtime whose context the pool's threads enter (`interop/tokio.rs`); `None`:
+    /// crew's own.
+    #[cfg(all(feature = "tokio", not(loom)))]
+    pub(crate) tokio_handle: Option<tokio::runtime::Handle>,
 }
 
 impl Builder {
@@ -433,6 +439,33 @@ impl Builder {
         self
     }
 
+    /// Sets the tokio runtime whose context this pool's threads hold (feature `tokio`): its
+    /// workers, the threads that take a stuck worker over, and its slow-poll reporter, for their
+    /// whole life, so that tokio's crates (reqwest, tonic, sqlx) work inside the pool's tasks.
+    /// Without it, the pool uses crew's own runtime, started when the first thread needs it: one
+    /// `crew-tokio` worker thread that drives tokio's sockets and timers and runs what
+    /// `tokio::spawn` is given. Given to [`build_global`](Builder::build_global), the handle is
+    /// also the one that threads of no pool enter (the blocking pool's, and `crew::block_on`'s
+    /// caller). `docs/tokio.md` says what runs where.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    /// let pool = crew::Pool::builder().workers(2).tokio_handle(runtime.handle().clone()).build().unwrap();
+    /// let slept = crew::block_on(pool.spawn(async {
+    ///     // A tokio timer inside a crew task, driven by `runtime`.
+    ///     tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    ///     tokio::runtime::Handle::current().metrics().num_workers()
+    /// }));
+    /// assert_eq!(slept, 1);
+    /// ```
+    #[cfg(all(feature = "tokio", not(loom)))]
+    pub fn tokio_handle(mut self, handle: tokio::runtime::Handle) -> Builder {
+        self.tokio_handle = Some(handle);
+        self
+    }
+
     /// Validates the settings; `env` holds the `CREW_` variables, for settings left unset.
     pub(crate) fn check(self, env: Env) -> Result<Config, BuildError> {
         let workers = match self.workers {
@@ -506,6 +539,8 @@ impl Builder {
             on_slow_poll: self.on_slow_poll,
             task_dump,
             spin_before_park: if cfg!(loom) { Duration::ZERO } else { spin_before_park },
+            #[cfg(all(feature = "tokio", not(loom)))]
+            tokio_handle: self.tokio_handle,
         })
     }
 }

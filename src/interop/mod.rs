@@ -6,6 +6,8 @@
 //!   `spawn_with_handle` work on crew.
 //! - `hyper`: hyper 1.x's `rt::Executor`, `rt::Timer`, `rt::Read` and `rt::Write`
 //!   (`hyper.rs`, public as `crew::hyper`).
+//! - `tokio`: a tokio runtime context on every thread that polls crew tasks, so that tokio's
+//!   crates run inside them (`tokio.rs`; [`Builder::tokio_handle`](crate::Builder::tokio_handle)).
 //!
 //! Invariants:
 //! - An implementation spawns through crew's own spawn paths only: the task gets an id, a
@@ -16,3 +18,5 @@
 mod futures;
 #[cfg(all(feature = "hyper", not(loom)))]
 pub mod hyper;
+#[cfg(all(feature = "tokio", not(loom)))]
+pub(crate) mod tokio;

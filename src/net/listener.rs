@@ -77,16 +77,22 @@ impl<L: fmt::Debug> fmt::Debug for Listener<L> {
 }
 
 impl Listener<std::net::TcpListener> {
-    /// Binds a listener to `addr` (port 0 picks a free port).
+    /// Binds a listener to `addr` (port 0 picks a free port): anything
+    /// [`ToSocketAddrs`](super::ToSocketAddrs) takes. A name is looked up in
+    /// [`block_in_place`](fn@crate::block_in_place), and each address it gives is tried in order
+    /// until one binds (the last error otherwise).
     ///
     /// # Examples
     ///
     /// ```
     /// let listener = crew::net::TcpListener::bind(([127, 0, 0, 1], 0)).unwrap();
     /// assert!(listener.get_ref().local_addr().unwrap().ip().is_loopback());
+    /// let by_name = crew::net::TcpListener::bind("localhost:0").unwrap();
+    /// assert!(by_name.get_ref().local_addr().unwrap().ip().is_loopback());
     /// ```
-    pub fn bind<A: Into<std::net::SocketAddr>>(addr: A) -> io::Result<Self> {
-        Async::<std::net::TcpListener>::bind(addr).map(Listener::from)
+    pub fn bind<A: super::ToSocketAddrs>(addr: A) -> io::Result<Self> {
+        let addrs = super::addr::resolve_blocking(addr.addrs())?;
+        super::addr::first_that_works(addrs, Async::<std::net::TcpListener>::bind).map(Listener::from)
     }
 
     /// Waits for a connection: the stream and the peer's address.

@@ -46,9 +46,11 @@
 //! crew::block_on(server);
 //! ```
 
+mod addr;
 mod listener;
 mod stream;
 
+pub use addr::ToSocketAddrs;
 pub use async_io::Async;
 pub use listener::Listener;
 pub use stream::Stream;

@@ -128,7 +128,10 @@ impl<T: fmt::Debug> fmt::Debug for Stream<T> {
 }
 
 impl Stream<std::net::TcpStream> {
-    /// Connects to `addr` (non-blocking connect, then waits until the socket is writable).
+    /// Connects to `addr` (non-blocking connect, then waits until the socket is writable):
+    /// anything [`ToSocketAddrs`](super::ToSocketAddrs) takes. A name is looked up on the
+    /// blocking pool, and each address it gives is tried in order until one connects (the last
+    /// error otherwise), as std and async-net do.
     ///
     /// # Examples
     ///
@@ -138,8 +141,16 @@ impl Stream<std::net::TcpStream> {
     /// let stream = crew::block_on(crew::net::TcpStream::connect(addr)).unwrap();
     /// assert_eq!(stream.get_ref().peer_addr().unwrap(), addr);
     /// ```
-    pub async fn connect<A: Into<std::net::SocketAddr>>(addr: A) -> io::Result<Self> {
-        Async::<std::net::TcpStream>::connect(addr).await.map(Stream::from)
+    pub async fn connect<A: super::ToSocketAddrs>(addr: A) -> io::Result<Self> {
+        let addrs = super::addr::resolve(addr.addrs()).await?;
+        let mut last = None;
+        for addr in addrs {
+            match Async::<std::net::TcpStream>::connect(addr).await {
+                Ok(stream) => return Ok(Stream::from(stream)),
+                Err(err) => last = Some(err),
+            }
+        }
+        Err(last.expect("resolve gives at least one address"))
     }
 }
 

@@ -93,6 +93,11 @@ fn run(shared: Arc<Shared>) {
     };
     // `crew::spawn` in the hook targets this pool (see the module docs).
     let _entered = super::context::enter_pool(&shared);
+    // The `tokio` feature: hooks run inside the pool's tokio context, as its tasks do.
+    #[cfg(all(feature = "tokio", not(loom)))]
+    let tokio = shared.config.tokio_handle.clone().unwrap_or_else(crate::interop::tokio::own);
+    #[cfg(all(feature = "tokio", not(loom)))]
+    let _tokio = tokio.enter();
     loop {
         while let Some(report) = reports.pop() {
             hook.call(&report);

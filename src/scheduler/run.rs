@@ -31,6 +31,11 @@ use crate::sync::{lock, thread, Arc, Mutex, Ordering};
 
 /// The body of a worker thread: runs `core`'s loop until shutdown, hand-off or takeover.
 fn run(shared: Arc<Shared>, core: Box<Core>) {
+    // The `tokio` feature: this thread holds a tokio context for its whole life.
+    #[cfg(all(feature = "tokio", not(loom)))]
+    let tokio = shared.config.tokio_handle.clone().unwrap_or_else(crate::interop::tokio::own);
+    #[cfg(all(feature = "tokio", not(loom)))]
+    let _tokio = tokio.enter();
     // A no-op for a core handed over busy (`block_on`).
     shared.counters[core.index].busy.begin(shared.clock.now());
     context::enter(shared.clone(), core);

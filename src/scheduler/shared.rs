@@ -187,6 +187,12 @@ impl Shared {
         self.config.task_dump
     }
 
+    /// The tokio runtime this pool's threads enter (`None`: crew's own; the `tokio` feature).
+    #[cfg(all(feature = "tokio", not(loom)))]
+    pub(crate) fn tokio_handle(&self) -> Option<&tokio::runtime::Handle> {
+        self.config.tokio_handle.as_ref()
+    }
+
     /// The prefix of the worker threads' names.
     pub(crate) fn thread_name(&self) -> &str {
         &self.config.thread_name
