@@ -205,4 +205,5 @@ struct ReadmeDoctests;
 #[doc = include_str!("../docs/takeover.md")]
 #[doc = include_str!("../docs/task-dump.md")]
 #[doc = include_str!("../docs/timers-net-blocking.md")]
+#[doc = include_str!("../docs/tokio.md")]
 struct GuideDoctests;
