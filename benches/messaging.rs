@@ -13,6 +13,9 @@
 //!   waking each task once from outside the pool; the benchmarking thread awaits them all.
 //!   Each iteration spawns the tasks too; the wakes are what the other executors do differently.
 //!
+//! - `join_set_10k`: 10,000 tasks joined in the order they finish: crew's `JoinSet`, tokio's
+//!   `JoinSet`, and `FuturesUnordered` of crew handles (see [`join_set_group`]).
+//!
 //! A foreign wake, like `spawn_one` in `benches/executor.rs`, is bounded below by a thread
 //! wakeup: that file's `floor/thread_round_trip` measures it.
 //!
@@ -224,12 +227,80 @@ fn floor_group(c: &mut Criterion) {
     group.finish();
 }
 
+/// Members of `join_set_10k`.
+const SET_MEMBERS: u64 = 10_000;
+
+/// `join_set_10k`: the benchmarking thread spawns 10,000 tasks into a group and joins them in
+/// the order they finish: crew's `JoinSet` against tokio's `JoinSet` and against
+/// `futures::stream::FuturesUnordered` of crew handles, each on `W` workers (`W` = 2 unless
+/// `CREW_BENCH_WORKERS`), in the same run. Each member yields once, so members finish out of
+/// spawn order and spread over the workers.
+fn join_set_group(c: &mut Criterion) {
+    let workers = common::workers();
+    let pool = crew::Pool::builder().workers(workers).build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).build().unwrap();
+    let member = |i: u64| async move {
+        crew::yield_now().await;
+        i
+    };
+    let mut group = c.benchmark_group("join_set_10k");
+    group.sample_size(20).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
+    group.bench_function("crew_join_set", |b| {
+        b.iter(|| {
+            pool.block_on(async {
+                let set = crew::task::JoinSet::new();
+                for i in 0..SET_MEMBERS {
+                    set.spawn(member(i));
+                }
+                let mut sum = 0;
+                while let Some(i) = set.join_next().await {
+                    sum += i;
+                }
+                assert_eq!(sum, SET_MEMBERS * (SET_MEMBERS - 1) / 2);
+            })
+        })
+    });
+    group.bench_function("tokio_join_set", |b| {
+        b.iter(|| {
+            runtime.block_on(async {
+                let mut set = tokio::task::JoinSet::new();
+                for i in 0..SET_MEMBERS {
+                    set.spawn(async move {
+                        tokio::task::yield_now().await;
+                        i
+                    });
+                }
+                let mut sum = 0;
+                while let Some(i) = set.join_next().await {
+                    sum += i.unwrap();
+                }
+                assert_eq!(sum, SET_MEMBERS * (SET_MEMBERS - 1) / 2);
+            })
+        })
+    });
+    group.bench_function("crew_futures_unordered", |b| {
+        b.iter(|| {
+            pool.block_on(async {
+                use futures::StreamExt;
+                let mut set: futures::stream::FuturesUnordered<_> =
+                    (0..SET_MEMBERS).map(|i| crew::spawn(member(i))).collect();
+                let mut sum = 0;
+                while let Some(i) = set.next().await {
+                    sum += i;
+                }
+                assert_eq!(sum, SET_MEMBERS * (SET_MEMBERS - 1) / 2);
+            })
+        })
+    });
+    group.finish();
+}
+
 fn main() {
     match std::env::var("CREW_BENCH_COUNTS") {
         Ok(which) => counts::run(&which),
         Err(std::env::VarError::NotPresent) => common::main(
             &[bench::<PairPingPong>(), bench::<RemoteSpawnJoin>(), bench::<ForeignWakes>()],
-            &[floor_group],
+            &[floor_group, join_set_group],
         ),
         Err(std::env::VarError::NotUnicode(value)) => {
             panic!("CREW_BENCH_COUNTS={value:?} is not UTF-8; expected <executor>[/<workload>]")

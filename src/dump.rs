@@ -233,13 +233,14 @@ impl fmt::Display for TaskDump {
         for task in &self.tasks {
             writeln!(
                 f,
-                "{:>8}  {:<20}  {:<48}  {:>8}  {:>10}  {}",
+                "{:>8}  {:<20}  {:<48}  {:>8}  {:>10}  {}{}",
                 task.id().to_string(),
                 Escaped(task.name().unwrap_or("-")),
                 task.state.to_string(),
                 task.polls,
                 format!("{:.1?}", task.age),
-                task.location()
+                task.location(),
+                task.info.set().map_or_else(String::new, |set| format!(" in {set}")),
             )?;
         }
         Ok(())

@@ -140,18 +140,19 @@ where
 /// Spawns `future` as the task `info` on the global pool, from any thread (see `target.rs`).
 #[track_caller]
 #[inline]
-pub(crate) fn spawn_on_global<P, F>(info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
+pub(crate) fn spawn_on_global<P, F, E>(info: TaskInfo, future: F, end: E) -> JoinHandle<F::Output, P>
 where
     P: Policy,
     F: Future + Send + 'static,
     F::Output: Send + 'static,
+    E: OnTaskEnd,
 {
     // A zero-sized schedule function: async-task then needs no extra reference count bump per
     // schedule, and the task holds no reference to the (never dropped) global pool.
     let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
         shared().schedule(runnable, info.woken_while_running);
     });
-    shared().spawn(info, future, schedule, Global)
+    shared().spawn(info, future, schedule, (Global, end))
 }
 
 /// A snapshot of the global pool's counters (starting the pool if it has not started): polls,

@@ -11,6 +11,11 @@
 //! - A handle yields once. Polling it again after it returned (or after its poll resumed the
 //!   task's panic), or cancelling it then, panics with [`POLLED_AFTER_RETURN`]: async-task would
 //!   report the taken output as a cancelled task, which is not what happened.
+//! - The handle owns its task and polls it with no lock, until [`JoinHandle::abort_handle`]
+//!   is first called: the task then moves into an [`Aborter`] shared with the abort handles
+//!   (`abort.rs`), and the handle polls it through the aborter's lock. The handle's own
+//!   `Mutex` is only locked by `abort_handle`; polls, which hold `&mut self`, reach it with
+//!   `get_mut`.
 
 use std::fmt;
 use std::future::Future;
@@ -20,7 +25,10 @@ use std::task::{Context, Poll};
 
 use async_task::FallibleTask;
 
+use crate::abort::{AbortHandle, Aborter};
 use crate::policy::{Outcome, Policy, Propagate};
+use std::sync::Arc;
+
 use crate::sync::planted_bug;
 use crate::task::{TaskId, TaskInfo, TaskOutput};
 
@@ -44,10 +52,10 @@ use crate::task::{TaskId, TaskInfo, TaskOutput};
 /// ```
 #[must_use = "dropping a JoinHandle cancels its task; call .detach() to let it run in the background"]
 pub struct JoinHandle<T, P: Policy = Propagate> {
-    task: FallibleTask<TaskOutput<T>, TaskInfo>,
+    /// The task: owned, or shared with abort handles (see the module docs).
+    task: std::sync::Mutex<Task<T>>,
     /// The task's id (async-task's `FallibleTask` does not lend the task's metadata, and a copy
-    /// of all of it would triple the handle's size), and in its top bit, [`RETURNED`]: the
-    /// handle stays two words, as it was before tasks had ids.
+    /// of all of it would triple the handle's size), and in its top bit, [`RETURNED`].
     id_returned: u64,
     /// `fn() -> P`: the handle is `Unpin`, `Send` and `Sync` whatever `P` is.
     policy: PhantomData<fn() -> P>,
@@ -57,6 +65,19 @@ pub struct JoinHandle<T, P: Policy = Propagate> {
 /// panic). Ids are counted from 1 by one process-wide counter and never reach it.
 const RETURNED: u64 = 1 << 63;
 
+/// async-task's handle on a task, as crew's tasks carry it.
+pub(crate) type Fallible<T> = FallibleTask<TaskOutput<T>, TaskInfo>;
+
+/// Where a [`JoinHandle`]'s task is.
+enum Task<T> {
+    /// The handle's alone.
+    Owned(Fallible<T>),
+    /// Shared with abort handles.
+    Shared(Arc<Aborter<T>>),
+    /// Given up: detached, cancelled, or the handle is being dropped.
+    Gone,
+}
+
 /// What polling (or cancelling) a [`JoinHandle`] that already returned panics with.
 pub(crate) const POLLED_AFTER_RETURN: &str =
     "crew: a JoinHandle was polled again after it returned its task's output (a handle yields its output once)";
@@ -65,7 +86,7 @@ impl<T, P: Policy> JoinHandle<T, P> {
     pub(crate) fn new(task: async_task::Task<TaskOutput<T>, TaskInfo>) -> JoinHandle<T, P> {
         let id = task.metadata().id().as_u64();
         debug_assert_eq!(id & RETURNED, 0, "task ids never reach 2^63");
-        JoinHandle { task: task.fallible(), id_returned: id, policy: PhantomData }
+        JoinHandle { task: std::sync::Mutex::new(Task::Owned(task.fallible())), id_returned: id, policy: PhantomData }
     }
 
     /// The task's id, as slow-poll reports name it.
@@ -97,12 +118,50 @@ impl<T, P: Policy> JoinHandle<T, P> {
     /// crew::spawn(async move { tx.send("done").unwrap() }).detach();
     /// assert_eq!(rx.recv().unwrap(), "done");
     /// ```
-    pub fn detach(self) {
-        if planted_bug!("detach_forgets") {
-            std::mem::forget(self.task);
-        } else {
-            self.task.detach();
+    pub fn detach(mut self) {
+        match self.take() {
+            Task::Owned(task) if planted_bug!("detach_forgets") => std::mem::forget(task),
+            Task::Owned(task) => task.detach(),
+            Task::Shared(aborter) => aborter.detach(),
+            Task::Gone => {}
         }
+    }
+
+    /// The task, taken out of the handle (which then holds [`Task::Gone`]).
+    fn take(&mut self) -> Task<T> {
+        std::mem::replace(self.task.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner), Task::Gone)
+    }
+
+    /// A handle that aborts this task from anywhere: see [`AbortHandle`]. Awaiting this handle
+    /// after an abort gives what the policy gives a cancelled task ([`ABORTED_MESSAGE`] under
+    /// [`Propagate`] and [`Ignore`](crate::Ignore), `Err` with [`JoinError::is_aborted`] under
+    /// [`Catch`](crate::Catch)), or the task's output if it finished first.
+    ///
+    /// [`ABORTED_MESSAGE`]: crate::ABORTED_MESSAGE
+    /// [`JoinError::is_aborted`]: crate::JoinError::is_aborted
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::spawn_with(crew::Catch, std::future::pending::<()>());
+    /// let abort = handle.abort_handle();
+    /// assert_eq!(abort.id(), handle.id());
+    /// std::thread::spawn(move || abort.abort()).join().unwrap();
+    /// assert!(crew::block_on(handle).unwrap_err().is_aborted());
+    /// ```
+    pub fn abort_handle(&self) -> AbortHandle
+    where
+        T: Send + 'static,
+    {
+        let mut task = self.task.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let aborter = match std::mem::replace(&mut *task, Task::Gone) {
+            Task::Owned(owned) => Arc::new(Aborter::new(owned)),
+            Task::Shared(aborter) => aborter,
+            // Only the handle's own consuming methods and its drop leave it `Gone`.
+            Task::Gone => unreachable!("a JoinHandle's task is gone only once the handle is consumed"),
+        };
+        *task = Task::Shared(aborter.clone());
+        AbortHandle::new(aborter, self.id())
     }
 
     /// Cancels the task and waits until its future is dropped.
@@ -125,9 +184,13 @@ impl<T, P: Policy> JoinHandle<T, P> {
     /// while !handle.is_finished() { std::thread::yield_now(); }
     /// assert_eq!(crew::block_on(handle.cancel()), Some(5));
     /// ```
-    pub async fn cancel(self) -> Option<P::Output<T>> {
+    pub async fn cancel(mut self) -> Option<P::Output<T>> {
         assert!(!self.returned(), "{POLLED_AFTER_RETURN}");
-        let output = self.task.cancel().await;
+        let output = match self.take() {
+            Task::Owned(task) => task.cancel().await,
+            Task::Shared(aborter) => aborter.cancel().await,
+            Task::Gone => None,
+        };
         let output = if planted_bug!("cancel_forgets_output") { output.and_then(forget_output) } else { output };
         output.map(|output| P::complete(outcome(Some(output))))
     }
@@ -143,7 +206,11 @@ impl<T, P: Policy> JoinHandle<T, P> {
     /// assert_eq!(crew::block_on(handle), 1);
     /// ```
     pub fn is_finished(&self) -> bool {
-        self.task.is_finished()
+        match &*self.task.lock().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            Task::Owned(task) => task.is_finished(),
+            Task::Shared(aborter) => aborter.is_finished(),
+            Task::Gone => true,
+        }
     }
 }
 
@@ -154,7 +221,7 @@ fn forget_output<O>(output: O) -> Option<O> {
 }
 
 /// How the task ended, from what async-task gave back (`None`: dropped before finishing).
-fn outcome<T>(output: Option<TaskOutput<T>>) -> Outcome<T> {
+pub(crate) fn outcome<T>(output: Option<TaskOutput<T>>) -> Outcome<T> {
     match output.map(TaskOutput::into_inner) {
         Some(Ok(value)) => Outcome::Finished(value),
         Some(Err(Some(payload))) => Outcome::Panicked(payload),
@@ -168,10 +235,25 @@ impl<T, P: Policy> Future for JoinHandle<T, P> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         assert!(!self.returned(), "{POLLED_AFTER_RETURN}");
-        let output = std::task::ready!(Pin::new(&mut self.task).poll(cx));
+        let this = &mut *self;
+        // `&mut self`: no lock (see the module docs).
+        let ended = match this.task.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            Task::Owned(task) => outcome(std::task::ready!(Pin::new(task).poll(cx))),
+            Task::Shared(aborter) => std::task::ready!(aborter.poll(cx)),
+            Task::Gone => unreachable!("a JoinHandle's task is gone only once the handle is consumed"),
+        };
         // Before `complete`, which resumes a `Propagate` task's panic.
-        self.id_returned |= RETURNED;
-        Poll::Ready(P::complete(outcome(output)))
+        this.id_returned |= RETURNED;
+        Poll::Ready(P::complete(ended))
+    }
+}
+
+/// Dropping the handle cancels the task, also when abort handles share it.
+impl<T, P: Policy> Drop for JoinHandle<T, P> {
+    fn drop(&mut self) {
+        if let Task::Shared(aborter) = self.take() {
+            aborter.drop_task();
+        }
     }
 }
 
@@ -179,7 +261,7 @@ impl<T, P: Policy> fmt::Debug for JoinHandle<T, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JoinHandle")
             .field("policy", &std::any::type_name::<P>())
-            .field("finished", &self.task.is_finished())
+            .field("finished", &self.is_finished())
             .finish()
     }
 }

@@ -116,6 +116,7 @@
 #[doc(hidden)]
 #[path = "macro_support.rs"]
 pub mod __private;
+mod abort;
 mod block_in_place;
 mod block_on;
 #[cfg(not(loom))]
@@ -126,6 +127,7 @@ mod escape;
 mod global;
 mod interop;
 mod join;
+mod join_set;
 mod metrics;
 #[cfg(not(loom))]
 pub mod net;
@@ -159,7 +161,7 @@ pub use dump::{QueuedIn, TaskDump, TaskSnapshot, TaskState};
 pub use global::{dump, metrics, spawn, spawn_with};
 pub use join::JoinHandle;
 pub use metrics::{BlockingMetrics, Metrics, WorkerMetrics};
-pub use policy::{Catch, Ignore, JoinError, Policy, Propagate, CANCELLED_MESSAGE};
+pub use policy::{Catch, Ignore, JoinError, Policy, Propagate, ABORTED_MESSAGE, CANCELLED_MESSAGE};
 pub use pool::Pool;
 pub use report::{SlowPoll, SlowPollKind};
 pub use spawner::Spawner;
@@ -206,4 +208,5 @@ struct ReadmeDoctests;
 #[doc = include_str!("../docs/task-dump.md")]
 #[doc = include_str!("../docs/timers-net-blocking.md")]
 #[doc = include_str!("../docs/tokio.md")]
+#[doc = include_str!("../docs/join-set.md")]
 struct GuideDoctests;

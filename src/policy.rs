@@ -8,9 +8,11 @@
 //! - [`Propagate`]: the awaiter resumes the original payload. [`Catch`]: the awaiter gets
 //!   `Err(JoinError)` carrying the payload. [`Ignore`]: the payload is dropped on the worker;
 //!   awaiting panics with [`Ignore::PANIC_MESSAGE`].
-//! - A task dropped before it finished (its pool was dropped) is reported as cancelled:
-//!   `Err(JoinError)` with [`JoinError::is_cancelled`] under `Catch`, a panic with
-//!   [`CANCELLED_MESSAGE`] under the other two.
+//! - A task dropped before it finished is reported as cancelled: `Err(JoinError)` with
+//!   [`JoinError::is_cancelled`] under `Catch`, a panic under the other two, whose message says
+//!   why: [`CANCELLED_MESSAGE`] (its pool shut down) or [`ABORTED_MESSAGE`] (an
+//!   [`AbortHandle`](crate::task::AbortHandle) or its set aborted it; then
+//!   [`JoinError::is_aborted`] too).
 
 use std::any::Any;
 use std::fmt;
@@ -39,6 +41,19 @@ pub(crate) fn drop_payload(payload: Payload) {
 /// ```
 pub const CANCELLED_MESSAGE: &str = "crew: the task was dropped before it finished, because its pool shut down";
 
+/// What the awaiter of a task that was aborted ([`AbortHandle::abort`](crate::task::AbortHandle::abort),
+/// [`JoinSet::abort_all`](crate::task::JoinSet::abort_all)) before it finished is told.
+///
+/// # Examples
+///
+/// ```
+/// let handle = crew::spawn(std::future::pending::<()>());
+/// handle.abort_handle().abort();
+/// let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crew::block_on(handle))).unwrap_err();
+/// assert_eq!(payload.downcast_ref::<String>().map(String::as_str), Some(crew::ABORTED_MESSAGE));
+/// ```
+pub const ABORTED_MESSAGE: &str = "crew: the task was dropped before it finished, because it was aborted";
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for super::Propagate {}
@@ -56,8 +71,10 @@ mod sealed {
         Panicked(super::Payload),
         /// The future panicked; the pool dropped the payload (the `Ignore` policy).
         Swallowed,
-        /// The task was dropped before it finished.
+        /// The task was dropped before it finished, by its pool's shutdown.
         Cancelled,
+        /// The task was dropped before it finished, because it was aborted.
+        Aborted,
     }
 }
 
@@ -85,6 +102,11 @@ pub trait Policy: sealed::Sealed + Copy + Send + Sync + fmt::Debug + 'static {
     /// the awaiter.
     #[doc(hidden)]
     const SWALLOW: bool;
+
+    /// Whether a set's `join_next` skips a member that was aborted (the user asked for it)
+    /// rather than give it as an error.
+    #[doc(hidden)]
+    const SKIP_ABORTED: bool;
 
     /// Turns how the task ended into the awaiter's output.
     #[doc(hidden)]
@@ -150,6 +172,7 @@ impl Ignore {
 impl Policy for Propagate {
     type Output<T> = T;
     const SWALLOW: bool = false;
+    const SKIP_ABORTED: bool = true;
 
     fn complete<T>(outcome: Outcome<T>) -> T {
         match outcome {
@@ -157,6 +180,7 @@ impl Policy for Propagate {
             Outcome::Panicked(payload) => panic::resume_unwind(payload),
             Outcome::Swallowed => panic!("{}", Ignore::PANIC_MESSAGE),
             Outcome::Cancelled => panic!("{CANCELLED_MESSAGE}"),
+            Outcome::Aborted => panic!("{ABORTED_MESSAGE}"),
         }
     }
 }
@@ -164,6 +188,7 @@ impl Policy for Propagate {
 impl Policy for Catch {
     type Output<T> = Result<T, JoinError>;
     const SWALLOW: bool = false;
+    const SKIP_ABORTED: bool = false;
 
     fn complete<T>(outcome: Outcome<T>) -> Result<T, JoinError> {
         match outcome {
@@ -171,6 +196,7 @@ impl Policy for Catch {
             Outcome::Panicked(payload) => Err(JoinError { repr: Repr::Panic(payload) }),
             Outcome::Swallowed => Err(JoinError { repr: Repr::Panic(Box::new(Ignore::PANIC_MESSAGE)) }),
             Outcome::Cancelled => Err(JoinError { repr: Repr::Cancelled }),
+            Outcome::Aborted => Err(JoinError { repr: Repr::Aborted }),
         }
     }
 }
@@ -178,12 +204,14 @@ impl Policy for Catch {
 impl Policy for Ignore {
     type Output<T> = T;
     const SWALLOW: bool = true;
+    const SKIP_ABORTED: bool = true;
 
     fn complete<T>(outcome: Outcome<T>) -> T {
         match outcome {
             Outcome::Finished(value) => value,
             Outcome::Panicked(_) | Outcome::Swallowed => panic!("{}", Ignore::PANIC_MESSAGE),
             Outcome::Cancelled => panic!("{CANCELLED_MESSAGE}"),
+            Outcome::Aborted => panic!("{ABORTED_MESSAGE}"),
         }
     }
 }
@@ -208,6 +236,7 @@ pub struct JoinError {
 enum Repr {
     Panic(Payload),
     Cancelled,
+    Aborted,
 }
 
 impl JoinError {
@@ -223,7 +252,8 @@ impl JoinError {
         matches!(self.repr, Repr::Panic(_))
     }
 
-    /// True if the task was dropped before it finished, because its pool shut down.
+    /// True if the task was dropped before it finished: because its pool shut down, or because
+    /// it was aborted ([`is_aborted`](JoinError::is_aborted)).
     ///
     /// # Examples
     ///
@@ -234,7 +264,22 @@ impl JoinError {
     /// assert!(crew::block_on(handle).unwrap_err().is_cancelled());
     /// ```
     pub fn is_cancelled(&self) -> bool {
-        matches!(self.repr, Repr::Cancelled)
+        matches!(self.repr, Repr::Cancelled | Repr::Aborted)
+    }
+
+    /// True if the task was dropped before it finished because it was aborted
+    /// ([`AbortHandle::abort`](crate::task::AbortHandle::abort), a set's `abort_all`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::spawn_with(crew::Catch, std::future::pending::<()>());
+    /// handle.abort_handle().abort();
+    /// let err = crew::block_on(handle).unwrap_err();
+    /// assert!(err.is_aborted() && err.is_cancelled());
+    /// ```
+    pub fn is_aborted(&self) -> bool {
+        matches!(self.repr, Repr::Aborted)
     }
 
     /// The panic message, if the task panicked with a `&str` or `String` payload (as `panic!`
@@ -249,7 +294,7 @@ impl JoinError {
     pub fn panic_message(&self) -> Option<&str> {
         match &self.repr {
             Repr::Panic(payload) => payload_message(payload.as_ref()),
-            Repr::Cancelled => None,
+            Repr::Cancelled | Repr::Aborted => None,
         }
     }
 
@@ -269,7 +314,7 @@ impl JoinError {
     pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
         match self.repr {
             Repr::Panic(payload) => Ok(payload),
-            Repr::Cancelled => Err(self),
+            Repr::Cancelled | Repr::Aborted => Err(self),
         }
     }
 
@@ -290,6 +335,7 @@ impl JoinError {
         match self.repr {
             Repr::Panic(payload) => payload,
             Repr::Cancelled => panic!("crew: JoinError::into_panic on a task that did not panic: {CANCELLED_MESSAGE}"),
+            Repr::Aborted => panic!("crew: JoinError::into_panic on a task that did not panic: {ABORTED_MESSAGE}"),
         }
     }
 }
@@ -304,6 +350,7 @@ impl fmt::Debug for JoinError {
         match &self.repr {
             Repr::Panic(_) => f.debug_tuple("JoinError::Panic").field(&self.panic_message()).finish(),
             Repr::Cancelled => f.write_str("JoinError::Cancelled"),
+            Repr::Aborted => f.write_str("JoinError::Aborted"),
         }
     }
 }
@@ -314,6 +361,7 @@ impl fmt::Display for JoinError {
             (Repr::Panic(_), Some(message)) => write!(f, "task panicked: {message}"),
             (Repr::Panic(_), None) => f.write_str("task panicked with a non-string payload"),
             (Repr::Cancelled, _) => f.write_str(CANCELLED_MESSAGE),
+            (Repr::Aborted, _) => f.write_str(ABORTED_MESSAGE),
         }
     }
 }

@@ -273,13 +273,14 @@ impl Builder {
 
 /// Spawns `future` as the task `info` on the private pool `shared` (see `target.rs`).
 #[inline]
-pub(crate) fn spawn<P, F>(shared: &Arc<Shared>, info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
+pub(crate) fn spawn<P, F, E>(shared: &Arc<Shared>, info: TaskInfo, future: F, end: E) -> JoinHandle<F::Output, P>
 where
     P: Policy,
     F: Future + Send + 'static,
     F::Output: Send + 'static,
+    E: crate::task::OnTaskEnd,
 {
-    shared.spawn(info, future, scheduler::schedule_on(shared), ())
+    shared.spawn(info, future, scheduler::schedule_on(shared), end)
 }
 
 impl Drop for Pool {

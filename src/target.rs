@@ -16,7 +16,7 @@ use crate::join::JoinHandle;
 use crate::policy::Policy;
 use crate::scheduler::{self, Shared};
 use crate::sync::Arc;
-use crate::task::TaskInfo;
+use crate::task::{OnTaskEnd, TaskInfo};
 
 /// Where a spawn goes.
 #[derive(Debug, Clone, Copy)]
@@ -38,25 +38,44 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let info = TaskInfo::new(name, Location::caller());
+    spawn_told(target, TaskInfo::new(name, Location::caller()), future, ())
+}
+
+/// [`spawn`] of the task `info`, which also tells `end` when it ends (a set's member tells its
+/// set).
+#[track_caller]
+#[inline]
+pub(crate) fn spawn_told<P, F, E>(target: Target<'_>, info: TaskInfo, future: F, end: E) -> JoinHandle<F::Output, P>
+where
+    P: Policy,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+    E: OnTaskEnd,
+{
     match target {
         Target::Current => match scheduler::current_private_pool() {
-            Some(private) => spawn_on_current_private(&private, info, future),
-            None => crate::global::spawn_on_global(info, future),
+            Some(private) => spawn_on_current_private(&private, info, future, end),
+            None => crate::global::spawn_on_global(info, future, end),
         },
-        Target::Global => crate::global::spawn_on_global(info, future),
-        Target::Private(shared) => crate::pool::spawn(shared, info, future),
+        Target::Global => crate::global::spawn_on_global(info, future, end),
+        Target::Private(shared) => crate::pool::spawn(shared, info, future, end),
     }
 }
 
 /// [`crate::pool::spawn`], kept out of line so that the global pool's spawn path stays small
 /// enough to inline where it is called.
 #[inline(never)]
-fn spawn_on_current_private<P, F>(shared: &Arc<Shared>, info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
+fn spawn_on_current_private<P, F, E>(
+    shared: &Arc<Shared>,
+    info: TaskInfo,
+    future: F,
+    end: E,
+) -> JoinHandle<F::Output, P>
 where
     P: Policy,
     F: Future + Send + 'static,
     F::Output: Send + 'static,
+    E: OnTaskEnd,
 {
-    crate::pool::spawn(shared, info, future)
+    crate::pool::spawn(shared, info, future, end)
 }

@@ -8,6 +8,9 @@
 //! - A spawn that a closed registry refuses (the pool shuts down) drops its future at once, on
 //!   the spawning thread and outside every lock, and hands back a handle that reports the task
 //!   cancelled, with the identity it would have had.
+//! - A set's member is labelled with its set (an allocation for its identity's out-of-line part)
+//!   only in a pool that shows it: one that keeps task records (the dump) or has a slow-poll
+//!   hook.
 //! - The first run goes where any schedule of this pool's goes ([`Shared::schedule_spawned`]):
 //!   this thread's core if it runs one of the pool's, else the injector.
 
@@ -35,6 +38,11 @@ impl Shared {
         S: Schedule<TaskInfo> + Send + Sync + 'static,
         E: OnTaskEnd,
     {
+        // A set's member carries its set's name only where it is shown: the dump, the reports.
+        let info = match end.set_label() {
+            Some(label) if self.keeps_task_records() || self.records_polls() => info.in_set(label.clone()),
+            _ => info,
+        };
         let Some(registry) = self.registry() else {
             let (runnable, handle) = task::build(info, end, future, schedule);
             self.schedule_spawned(runnable);

@@ -36,6 +36,13 @@
 //!   `Sleepers::take_or_listen` allow dead code under loom, since only that loop uses them.
 //! - `counter.rs`: statistics counters are plain `std` atomics under loom too: no protocol reads
 //!   them (see its docs).
+//! - `join.rs` and `abort.rs`: a join handle's `Mutex` and the `Aborter` shared with abort
+//!   handles are `std`'s (and `Arc` is `std`'s, which `std::task::Wake` and `dyn` coercion
+//!   need): they are locked only by abort handles, outside every scheduling protocol, and a
+//!   join handle's polls reach its task with `get_mut`, with no lock. Likewise `join_set.rs`'s
+//!   set state, its `Arc` (a member's abort handle is a `dyn` of it) and its id counter: a
+//!   set's lock is taken by its own calls and its members' end hooks, never inside a
+//!   scheduling step; the loom models spawn no sets.
 //! - `scheduler/context.rs`: `PRIVATE_POOLS` is a plain `std` atomic (loom's cannot be `static`),
 //!   a flag that only goes from false to true before any thread could read it as true (see
 //!   `note_private_pool`); and `shard_hint`'s per-thread counter is a `std::thread_local!` `Cell`,

@@ -8,7 +8,9 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 
+use crate::abort::AbortHandle;
 use crate::join::JoinHandle;
+use crate::join_set::JoinSet;
 use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;
 use crate::target::Target;
@@ -117,6 +119,29 @@ impl<P: Policy> Builder<P> {
         F::Output: Send + 'static,
     {
         crate::target::spawn(Target::Private(pool.shared_arc()), self.name, future)
+    }
+}
+
+impl<P: Policy> Builder<P> {
+    /// Spawns `future` into `set` on the current pool, as [`JoinSet::spawn`] does, named as this
+    /// builder says. The set's policy is the set's, not the builder's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = crew::task::JoinSet::new();
+    /// let member = crew::task::Builder::new().name("backend-1").spawn_in(&set, async { 1 });
+    /// assert_eq!(crew::block_on(set.join_next()), Some(1));
+    /// assert!(member.is_finished());
+    /// ```
+    #[track_caller]
+    pub fn spawn_in<T, Q, F>(self, set: &JoinSet<T, Q>, future: F) -> AbortHandle
+    where
+        T: Send + 'static,
+        Q: Policy,
+        F: Future<Output = T> + Send + 'static,
+    {
+        set.spawn_named(Target::Current, self.name, future)
     }
 }
 

@@ -145,6 +145,25 @@ const _: () = {
 struct Extra {
     name: Option<String>,
     record: Option<TaskRecord>,
+    /// The set the task was spawned into, for the dump and the reports.
+    set: Option<SetLabel>,
+}
+
+/// Which [`JoinSet`](crate::task::JoinSet) a task belongs to: its id, and its name if given.
+#[derive(Debug, Clone)]
+pub(crate) struct SetLabel {
+    pub(crate) id: u64,
+    pub(crate) name: Option<Arc<str>>,
+}
+
+impl fmt::Display for SetLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "set {}", self.id)?;
+        if let Some(name) = &self.name {
+            write!(f, " \"{}\"", Escaped(name))?;
+        }
+        Ok(())
+    }
 }
 
 impl Extra {
@@ -152,7 +171,7 @@ impl Extra {
     #[cold]
     #[inline(never)]
     fn named(name: String) -> Arc<Extra> {
-        Arc::new(Extra { name: Some(name), record: None })
+        Arc::new(Extra { name: Some(name), record: None, set: None })
     }
 }
 
@@ -168,12 +187,31 @@ impl TaskInfo {
     #[cold]
     #[inline(never)]
     pub(crate) fn with_record(self) -> TaskInfo {
-        let name = self.extra.and_then(|extra| match Arc::try_unwrap(extra) {
-            Ok(extra) => extra.name,
-            Err(shared) => shared.name.clone(),
-        });
-        let extra = Some(Arc::new(Extra { name, record: Some(TaskRecord::new()) }));
-        TaskInfo { extra, ..self }
+        let (name, set) = match self.extra.map(Arc::try_unwrap) {
+            Some(Ok(extra)) => (extra.name, extra.set),
+            Some(Err(shared)) => (shared.name.clone(), shared.set.clone()),
+            None => (None, None),
+        };
+        let extra = Some(Arc::new(Extra { name, record: Some(TaskRecord::new()), set }));
+        TaskInfo { id: self.id, extra, location: self.location }
+    }
+
+    /// This identity, labelled as a member of the set `set`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn in_set(self, set: SetLabel) -> TaskInfo {
+        let (name, record) = match self.extra.map(Arc::try_unwrap) {
+            Some(Ok(extra)) => (extra.name, extra.record),
+            Some(Err(shared)) => (shared.name.clone(), None),
+            None => (None, None),
+        };
+        let extra = Some(Arc::new(Extra { name, record, set: Some(set) }));
+        TaskInfo { id: self.id, extra, location: self.location }
+    }
+
+    /// The set the task was spawned into, if any.
+    pub(crate) fn set(&self) -> Option<&SetLabel> {
+        self.extra.as_deref()?.set.as_ref()
     }
 
     /// The task's record for the task dump, if its pool keeps one.
@@ -199,6 +237,32 @@ impl TaskInfo {
     /// ```
     pub fn id(&self) -> TaskId {
         self.id
+    }
+
+    /// The id of the [`JoinSet`](crate::task::JoinSet) (or [`TaskGroup`](crate::task::TaskGroup))
+    /// the task was spawned into, if any: what [`JoinSet::id`](crate::task::JoinSet::id) gives.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = crew::task::JoinSet::<()>::named("fanout");
+    /// set.spawn(std::future::pending());
+    /// # let _ = set;
+    /// ```
+    pub fn set_id(&self) -> Option<u64> {
+        self.set().map(|set| set.id)
+    }
+
+    /// The name of the set the task was spawned into, if it has one.
+    ///
+    /// # Examples
+    ///
+    /// See [`TaskInfo::set_id`].
+    /// ```
+    /// # let _ = crew::task::TaskInfo::set_name;
+    /// ```
+    pub fn set_name(&self) -> Option<&str> {
+        self.set()?.name.as_deref()
     }
 
     /// The task's name, if it was given one.
@@ -244,6 +308,9 @@ impl fmt::Display for TaskInfo {
         write!(f, "task {}", self.id)?;
         if let Some(name) = self.name() {
             write!(f, " \"{}\"", Escaped(name))?;
+        }
+        if let Some(set) = self.set() {
+            write!(f, " in {set}")?;
         }
         write!(f, " spawned at {}", self.location)
     }

@@ -30,18 +30,22 @@
 //! - **The pool** (so that a private pool's schedule function captures nothing): the one word
 //!   in line, a pointer to the pool's shared state. The schedule function's own `Arc` (the 8
 //!   bytes after the header today) goes, so the allocation stays the same size.
-//! - **A task set's membership and abort state** (`JoinSet`, `AbortHandle`): out of line, in
-//!   `Extra` (a set's key and a reference to it); only members pay, one allocation each, as a
-//!   named task does. Aborting needs no bit of its own: it cancels through async-task.
+//! - **A task set's membership**: the set's label out of line, in `Extra`, written only in a
+//!   pool that shows it (the dump, slow-poll reports); the set hears of a member's end through
+//!   the member's `OnTaskEnd`, in the future's part of the allocation (a pointer to the set
+//!   and the id). **Abort state** needs no bit in the task: an abort closes the task through
+//!   async-task, via the task the join handle shares with its abort handles (`abort.rs`).
 //! - **A local (`!Send`) task's owner**: out of line too (the owning worker or thread), paid by
 //!   local tasks only.
 
 mod builder;
-mod info;
+pub(crate) mod info;
 mod record;
 mod spawn;
 mod trace;
 
+pub use crate::abort::AbortHandle;
+pub use crate::join_set::{JoinSet, TaskGroup};
 pub use builder::Builder;
 pub use info::{TaskId, TaskInfo};
 pub(crate) use record::Activity;

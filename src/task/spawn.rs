@@ -33,6 +33,7 @@ use pin_project_lite::pin_project;
 use crate::join::JoinHandle;
 use crate::policy::{drop_payload, Payload, Policy};
 
+use super::info::SetLabel;
 use super::trace::{Kind, Trace};
 use super::{Runnable, TaskId, TaskInfo};
 
@@ -74,6 +75,12 @@ pub(crate) trait OnTaskEnd: Send + 'static {
 
     /// The task ended. Called once, from the task's `Drop`, on whatever thread drops it.
     fn task_ended(&mut self);
+
+    /// The set the task is spawned into, for the task dump and slow-poll reports: a pool that
+    /// keeps either writes it into the task's identity (`scheduler/spawn.rs`).
+    fn set_label(&self) -> Option<&SetLabel> {
+        None
+    }
 }
 
 /// Nothing to tell.
@@ -88,6 +95,10 @@ impl<A: OnTaskEnd, B: OnTaskEnd> OnTaskEnd for (A, B) {
     fn task_ended(&mut self) {
         self.0.task_ended();
         self.1.task_ended();
+    }
+
+    fn set_label(&self) -> Option<&SetLabel> {
+        self.0.set_label().or_else(|| self.1.set_label())
     }
 }
 

@@ -1,0 +1,848 @@
+//! [`JoinSet`]: a group of tasks joined in the order they finish; and [`TaskGroup`], the same
+//! group with no outputs kept, for long-lived sets of connection tasks.
+//!
+//! Invariants:
+//! - A member is a task whose [`OnTaskEnd`] tells its set when its future is dropped (finished,
+//!   panicked, cancelled or aborted): the set lists it as ended and wakes the one waiting in
+//!   `join_next` or `shutdown`. So `join_next` never polls a member that has not ended (no
+//!   O(members) sweep), and `shutdown` knows when every member's future is gone.
+//! - The set's lock is never held while user code runs or while a member's handle is dropped
+//!   (a handle's drop may drop a task's output): handles are taken out under it and dropped
+//!   after.
+//! - A member can end before its spawn has put its handle in the set (it ran on another
+//!   worker at once): the end is noted by id, and the handle, once it arrives, is joined then.
+//! - Every member ends exactly once: joined (`join_next`), aborted (its future dropped at its
+//!   next return from poll; a `Propagate` or `Ignore` set then skips it, a `Catch` set gives
+//!   `Err(is_aborted)`), detached (`detach_all`: it runs on, nobody joins it), or cancelled by
+//!   the set's drop.
+//! - `&self` everywhere: the set is `Send + Sync`, so tasks may spawn into it (behind an `Arc`)
+//!   while another joins it.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::future::{poll_fn, Future};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::panic::Location;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
+
+use crate::abort::{Abort, AbortHandle};
+use crate::join::JoinHandle;
+use crate::policy::{Outcome, Policy, Propagate};
+use crate::pool::Pool;
+use crate::target::Target;
+use crate::task::info::SetLabel;
+use crate::task::{OnTaskEnd, TaskId, TaskInfo};
+
+/// A group of tasks whose outputs are taken in the order the tasks finish.
+///
+/// Spawn into it from anywhere (`spawn` takes `&self`; the set is `Send + Sync`), take outputs
+/// with [`join_next`](JoinSet::join_next) as members finish, cancel them all with
+/// [`abort_all`](JoinSet::abort_all) or [`shutdown`](JoinSet::shutdown). Dropping the set cancels
+/// every member. The policy `P` decides what a member's end gives, as for a
+/// [`JoinHandle`]: `JoinSet::<T, Catch>::with_policy()` makes a set whose
+/// `join_next` gives `Result<T, JoinError>`. The task dump and slow-poll reports name a member's
+/// set (`set 3 "fanout"`). `docs/join-set.md` compares it with tokio's `JoinSet` and
+/// `FuturesUnordered`.
+///
+/// # Examples
+///
+/// ```
+/// use crew::task::JoinSet;
+///
+/// crew::block_on(async {
+///     let set = JoinSet::new();
+///     for backend in 0..4u64 {
+///         set.spawn(async move { backend * 10 });
+///     }
+///     let mut answers = Vec::new();
+///     while let Some(answer) = set.join_next().await {
+///         answers.push(answer);
+///     }
+///     answers.sort();
+///     assert_eq!(answers, [0, 10, 20, 30]);
+/// });
+/// ```
+pub struct JoinSet<T, P: Policy = Propagate> {
+    inner: Arc<Inner<T, P>>,
+}
+
+/// A group of tasks whose outputs are dropped as they finish: for long-lived groups (a task per
+/// connection) that are waited for or shut down as a whole, never joined one by one, so no
+/// output piles up. What tokio-util's `TaskTracker` is to tokio.
+///
+/// A member's panic is reported by the panic hook and dropped, whatever the policy.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
+///
+/// let served = Arc::new(AtomicUsize::new(0));
+/// let connections = crew::task::TaskGroup::named("connections");
+/// for _ in 0..10 {
+///     let served = served.clone();
+///     connections.spawn(async move { served.fetch_add(1, Ordering::SeqCst); });
+/// }
+/// crew::block_on(connections.wait());
+/// assert_eq!((served.load(Ordering::SeqCst), connections.len()), (10, 0));
+/// ```
+pub struct TaskGroup {
+    inner: Arc<Inner<(), Propagate>>,
+}
+
+/// What a set and its members' end hooks share.
+struct Inner<T, P: Policy> {
+    label: SetLabel,
+    /// A `TaskGroup`: outputs are dropped as members end.
+    discard: bool,
+    /// Members whose future is not yet dropped (detached ones included until they end): counted
+    /// up before the spawn, down by the end hook before it takes the lock to wake the waiter,
+    /// who reads it under that lock; so a waiter that sees it above zero is woken by the end
+    /// that brings it down.
+    live: AtomicUsize,
+    state: Mutex<State<T, P>>,
+}
+
+struct State<T, P: Policy> {
+    /// Members whose future is not yet dropped, or whose output is not yet joined.
+    members: HashMap<TaskId, Member<T, P>, BuildHasherDefault<IdHasher>>,
+    /// Members whose future was dropped, in that order, for `join_next`.
+    ended: VecDeque<TaskId>,
+    /// Who waits in `join_next`, `shutdown` or `wait`.
+    waiter: Option<Waker>,
+}
+
+/// A member as the set knows it.
+struct Member<T, P: Policy> {
+    /// `None` until the spawn puts it in, and once aborted or detached.
+    handle: Option<JoinHandle<T, P>>,
+    ended: bool,
+    aborted: bool,
+}
+
+impl<T, P: Policy> Default for Member<T, P> {
+    fn default() -> Self {
+        Member { handle: None, ended: false, aborted: false }
+    }
+}
+
+/// Set ids: counted from 1, process-wide.
+static NEXT_SET: AtomicU64 = AtomicU64::new(1);
+
+impl<T, P: Policy> Inner<T, P> {
+    fn new(name: Option<String>, discard: bool) -> Arc<Inner<T, P>> {
+        // Relaxed: only uniqueness matters.
+        let id = NEXT_SET.fetch_add(1, Ordering::Relaxed);
+        let state = State { members: HashMap::default(), ended: VecDeque::new(), waiter: None };
+        let label = SetLabel { id, name: name.map(Arc::from) };
+        Arc::new(Inner { label, discard, live: AtomicUsize::new(0), state: Mutex::new(state) })
+    }
+
+    fn state(&self) -> MutexGuard<'_, State<T, P>> {
+        // No code under this lock panics halfway; take the state as it is.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A member's future was dropped (its end hook).
+    fn member_ended(&self, id: TaskId) {
+        let (waiter, detach) = {
+            // SeqCst: before the lock, read by waiters under it (see `live`).
+            self.live.fetch_sub(1, Ordering::SeqCst);
+            let mut state = self.state();
+            let member = state.members.entry(id).or_default();
+            member.ended = true;
+            let detach = if self.discard {
+                // Nothing to join: forget the member; its handle (if in) is detached below.
+                state.members.remove(&id).and_then(|member| member.handle)
+            } else {
+                state.ended.push_back(id);
+                None
+            };
+            (state.waiter.take(), detach)
+        };
+        if let Some(handle) = detach {
+            handle.detach();
+        }
+        if let Some(waiter) = waiter {
+            waiter.wake();
+        }
+    }
+}
+
+/// A member's end hook: tells its set.
+struct MemberEnd<T: Send + 'static, P: Policy> {
+    set: Arc<Inner<T, P>>,
+    id: TaskId,
+}
+
+impl<T: Send + 'static, P: Policy> OnTaskEnd for MemberEnd<T, P> {
+    fn task_ended(&mut self) {
+        self.set.member_ended(self.id);
+    }
+
+    fn set_label(&self) -> Option<&SetLabel> {
+        Some(&self.set.label)
+    }
+}
+
+impl<T: Send + 'static, P: Policy> Abort for Inner<T, P> {
+    fn abort(&self, id: TaskId) {
+        let handle = {
+            let mut state = self.state();
+            match state.members.get_mut(&id) {
+                Some(member) if !member.ended && member.handle.as_ref().is_some_and(|h| !h.is_finished()) => {
+                    member.aborted = true;
+                    member.handle.take()
+                }
+                _ => None,
+            }
+        };
+        // Outside the lock: dropping the handle cancels the task; its end hook then runs.
+        drop(handle);
+    }
+
+    fn is_finished(&self, id: TaskId) -> bool {
+        match self.state().members.get(&id) {
+            Some(member) => member.ended || member.aborted || member.handle.as_ref().map_or(true, |h| h.is_finished()),
+            None => true,
+        }
+    }
+}
+
+impl<T: Send + 'static, P: Policy> Inner<T, P> {
+    /// Spawns `future` named `name` onto `target` as a member; its abort handle.
+    #[track_caller]
+    fn spawn<F>(self: &Arc<Self>, target: Target<'_>, name: Option<String>, future: F) -> AbortHandle
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        let info = TaskInfo::new(name, Location::caller());
+        let id = info.id();
+        // SeqCst: before the member can end (see `live`).
+        self.live.fetch_add(1, Ordering::SeqCst);
+        let end = MemberEnd { set: self.clone(), id };
+        let handle: JoinHandle<T, P> = crate::target::spawn_told(target, info, future, end);
+        let (detach, waiter) = {
+            let mut state = self.state();
+            let member = state.members.entry(id).or_default();
+            let ended = member.ended;
+            if self.discard && ended {
+                // Ended before its handle came: nothing to keep.
+                state.members.remove(&id);
+                (Some(handle), None)
+            } else {
+                member.handle = Some(handle);
+                // Ended before its handle came: a `join_next` may wait for it.
+                (None, if ended { state.waiter.take() } else { None })
+            }
+        };
+        if let Some(handle) = detach {
+            handle.detach();
+        }
+        if let Some(waiter) = waiter {
+            waiter.wake();
+        }
+        AbortHandle::new(self.clone(), id)
+    }
+
+    /// `join_next`'s poll: the next ended member's output as the policy gives it (aborted
+    /// members skipped under `Propagate` and `Ignore`), `Ready(None)` once the set is empty.
+    /// Cancel-safe: a member is taken out only in the poll that returns its output.
+    fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<P::Output<T>>> {
+        loop {
+            let mut state = self.state();
+            let Some(&id) = state.ended.front() else {
+                if state.members.is_empty() {
+                    return Poll::Ready(None);
+                }
+                state.waiter = Some(cx.waker().clone());
+                return Poll::Pending;
+            };
+            let Some(member) = state.members.get(&id) else {
+                state.ended.pop_front();
+                continue;
+            };
+            if member.handle.is_none() && !member.aborted {
+                // Ended before its spawn put the handle in: the spawn wakes us when it does.
+                state.waiter = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+            state.ended.pop_front();
+            let member = state.members.remove(&id).expect("the member was just found");
+            drop(state);
+            let Some(mut handle) = member.handle else {
+                if P::SKIP_ABORTED {
+                    continue;
+                }
+                return Poll::Ready(Some(P::complete(Outcome::Aborted)));
+            };
+            // Its future is gone; async-task may still be storing its output: then the handle
+            // registers `cx`, and it goes back first in line.
+            match Pin::new(&mut handle).poll(cx) {
+                Poll::Ready(output) => return Poll::Ready(Some(output)),
+                Poll::Pending => {
+                    let mut state = self.state();
+                    state.members.insert(id, Member { handle: Some(handle), ended: true, aborted: false });
+                    state.ended.push_front(id);
+                    return Poll::Pending;
+                }
+            }
+        }
+    }
+
+    /// `try_join_next`: as [`poll_next`](Inner::poll_next), taking only a member whose output
+    /// is already stored, and registering no waker.
+    fn try_next(&self) -> Option<P::Output<T>> {
+        loop {
+            let mut state = self.state();
+            let &id = state.ended.front()?;
+            let Some(member) = state.members.get(&id) else {
+                state.ended.pop_front();
+                continue;
+            };
+            let ready = member.aborted || member.handle.as_ref().is_some_and(JoinHandle::is_finished);
+            if !ready {
+                return None;
+            }
+            state.ended.pop_front();
+            let member = state.members.remove(&id).expect("the member was just found");
+            drop(state);
+            match member.handle {
+                // Finished: its poll returns at once, and registers nothing that is ever woken.
+                Some(handle) => return Some(now_or_never(handle)),
+                None if P::SKIP_ABORTED => continue,
+                None => return Some(P::complete(Outcome::Aborted)),
+            }
+        }
+    }
+
+    /// Aborts every member; their handles are dropped outside the lock.
+    fn abort_all(&self) {
+        let handles: Vec<JoinHandle<T, P>> = {
+            let mut state = self.state();
+            state
+                .members
+                .values_mut()
+                .filter(|member| !member.ended)
+                .filter_map(|member| {
+                    member.aborted = true;
+                    member.handle.take()
+                })
+                .collect()
+        };
+        drop(handles);
+    }
+
+    /// Waits until no member's future is left (`live == 0`).
+    async fn wait_until_none_live(&self) {
+        poll_fn(|cx| {
+            let mut state = self.state();
+            if self.live.load(Ordering::SeqCst) == 0 {
+                return Poll::Ready(());
+            }
+            state.waiter = Some(cx.waker().clone());
+            Poll::Pending
+        })
+        .await;
+    }
+}
+
+impl<T: Send + 'static> JoinSet<T, Propagate> {
+    /// An empty set of the default [`Propagate`] policy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = crew::task::JoinSet::<u32>::new();
+    /// assert!(set.is_empty());
+    /// ```
+    pub fn new() -> JoinSet<T, Propagate> {
+        JoinSet::with_policy()
+    }
+
+    /// An empty set of the default [`Propagate`] policy named `name`: the task dump and
+    /// slow-poll reports name its members' set by it (`with_name` names a set of any policy).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = crew::task::JoinSet::<()>::named("fanout");
+    /// let member = set.spawn(std::future::pending());
+    /// assert_eq!(set.name(), Some("fanout"));
+    /// member.abort();
+    /// ```
+    pub fn named(name: impl Into<String>) -> JoinSet<T, Propagate> {
+        JoinSet::new().with_name(name)
+    }
+}
+
+impl<T: Send + 'static> Default for JoinSet<T, Propagate> {
+    fn default() -> Self {
+        JoinSet::new()
+    }
+}
+
+impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
+    /// An empty set of policy `P`: `JoinSet::<T, crew::Catch>::with_policy()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = crew::task::JoinSet::<u32, crew::Catch>::with_policy();
+    /// set.spawn(async { panic!("backend down") });
+    /// let err = crew::block_on(set.join_next()).unwrap().unwrap_err();
+    /// assert_eq!(err.panic_message(), Some("backend down"));
+    /// ```
+    pub fn with_policy() -> JoinSet<T, P> {
+        JoinSet { inner: Inner::new(None, false) }
+    }
+
+    /// This set, named `name`: the task dump and slow-poll reports name its members' set by it.
+    ///
+    /// # Panics
+    ///
+    /// If a task was already spawned into the set: name a set as you make it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = crew::task::JoinSet::<u32, crew::Catch>::with_policy().with_name("fanout");
+    /// assert_eq!(set.name(), Some("fanout"));
+    /// ```
+    pub fn with_name(mut self, name: impl Into<String>) -> JoinSet<T, P> {
+        let inner = Arc::get_mut(&mut self.inner).expect("crew: name a JoinSet before spawning into it");
+        inner.label.name = Some(Arc::from(name.into()));
+        self
+    }
+
+    /// The set's id, which [`TaskInfo::set_id`] gives for its members.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (a, b) = (crew::task::JoinSet::<()>::new(), crew::task::JoinSet::<()>::new());
+    /// assert_ne!(a.id(), b.id());
+    /// ```
+    pub fn id(&self) -> u64 {
+        self.inner.label.id
+    }
+
+    /// The set's name, if it was given one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(crew::task::JoinSet::<()>::new().name(), None);
+    /// assert_eq!(crew::task::JoinSet::<()>::named("n").name(), Some("n"));
+    /// ```
+    pub fn name(&self) -> Option<&str> {
+        self.inner.label.name.as_deref()
+    }
+
+    /// Spawns `future` into the set on the current pool, as [`crew::spawn`](crate::spawn) picks
+    /// it. Returns the member's [`AbortHandle`].
+    ///
+    /// # Panics
+    ///
+    /// As [`crew::spawn`](crate::spawn): if the global pool cannot start.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = crew::task::JoinSet::new();
+    /// let handle = set.spawn(async { 1 });
+    /// assert_eq!(crew::block_on(set.join_next()), Some(1));
+    /// assert!(handle.is_finished());
+    /// ```
+    #[track_caller]
+    pub fn spawn<F>(&self, future: F) -> AbortHandle
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        self.inner.spawn(Target::Current, None, future)
+    }
+
+    /// Spawns `future` into the set on `pool`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(2).build().unwrap();
+    /// let set = crew::task::JoinSet::new();
+    /// set.spawn_on(&pool, async { 7 });
+    /// assert_eq!(crew::block_on(set.join_next()), Some(7));
+    /// ```
+    #[track_caller]
+    pub fn spawn_on<F>(&self, pool: &Pool, future: F) -> AbortHandle
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        self.inner.spawn(Target::Private(pool.shared_arc()), None, future)
+    }
+
+    /// `task::Builder::spawn_in`'s path: a named member.
+    #[track_caller]
+    pub(crate) fn spawn_named<F>(&self, target: Target<'_>, name: Option<String>, future: F) -> AbortHandle
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        self.inner.spawn(target, name, future)
+    }
+
+    /// Waits for the next member to end and gives what its end gives under the policy, in the
+    /// order members end; `None` once the set is empty. A member that was aborted is skipped
+    /// under [`Propagate`] and [`Ignore`](crate::Ignore) (the user asked for it) and given as
+    /// `Err` with [`JoinError::is_aborted`](crate::JoinError::is_aborted) under
+    /// [`Catch`](crate::Catch); a member dropped by its pool's shutdown panics (`Err` under
+    /// `Catch`), as a [`JoinHandle`] does.
+    ///
+    /// # Panics
+    ///
+    /// Under `Propagate`, resumes a member's panic; under `Ignore`, panics with
+    /// [`Ignore::PANIC_MESSAGE`](crate::Ignore::PANIC_MESSAGE) for a member that panicked.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = crew::task::JoinSet::new();
+    /// set.spawn(async { "slow" });
+    /// assert_eq!(crew::block_on(set.join_next()), Some("slow"));
+    /// assert_eq!(crew::block_on(set.join_next()), None);
+    /// ```
+    pub async fn join_next(&self) -> Option<P::Output<T>> {
+        poll_fn(|cx| self.inner.poll_next(cx)).await
+    }
+
+    /// The next member's output if one has ended and its output is ready, without waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = crew::task::JoinSet::new();
+    /// set.spawn(async { 2 });
+    /// let two = loop {
+    ///     if let Some(two) = set.try_join_next() { break two; }
+    ///     std::thread::yield_now();
+    /// };
+    /// assert_eq!(two, 2);
+    /// ```
+    pub fn try_join_next(&self) -> Option<P::Output<T>> {
+        self.inner.try_next()
+    }
+
+    /// The members not yet joined (running, or ended and not yet taken).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = crew::task::JoinSet::<()>::new();
+    /// set.spawn(std::future::pending());
+    /// assert_eq!(set.len(), 1);
+    /// set.abort_all();
+    /// ```
+    pub fn len(&self) -> usize {
+        self.inner.state().members.len()
+    }
+
+    /// True if the set has no member left to join.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(crew::task::JoinSet::<()>::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Aborts every member (see [`AbortHandle::abort`]); `join_next` then skips them (or gives
+    /// `Err(is_aborted)` under [`Catch`](crate::Catch)). Returns at once: see
+    /// [`shutdown`](JoinSet::shutdown) to wait until their futures are dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = crew::task::JoinSet::<()>::new();
+    /// for _ in 0..3 { set.spawn(std::future::pending()); }
+    /// set.abort_all();
+    /// assert_eq!(crew::block_on(set.join_next()), None);
+    /// ```
+    pub fn abort_all(&self) {
+        self.inner.abort_all();
+    }
+
+    /// Aborts every member and returns once every member's future has been dropped; the set is
+    /// then empty, and outputs not yet joined are dropped. Called from inside one of the set's
+    /// own members, it aborts that member too: its future (this call's with it) is dropped when
+    /// the poll that awaits this returns, after the others' or with them, as with tokio.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = crew::task::JoinSet::<()>::new();
+    /// for _ in 0..3 { set.spawn(std::future::pending()); }
+    /// crew::block_on(set.shutdown());
+    /// assert!(set.is_empty());
+    /// ```
+    pub async fn shutdown(&self) {
+        self.inner.abort_all();
+        self.inner.wait_until_none_live().await;
+        let members: Vec<Member<T, P>> = {
+            let mut state = self.inner.state();
+            state.ended.clear();
+            state.members.drain().map(|(_, member)| member).collect()
+        };
+        // Finished before the abort: their outputs are dropped here, outside the lock.
+        drop(members);
+    }
+
+    /// Lets every member run on with nobody joining it; the set is then empty. Their outputs are
+    /// dropped as they finish.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let set = crew::task::JoinSet::new();
+    /// set.spawn(async move { tx.send("ran anyway").unwrap() });
+    /// set.detach_all();
+    /// drop(set);
+    /// assert_eq!(rx.recv().unwrap(), "ran anyway");
+    /// ```
+    pub fn detach_all(&self) {
+        let handles: Vec<JoinHandle<T, P>> = {
+            let mut state = self.inner.state();
+            state.ended.clear();
+            state.members.drain().filter_map(|(_, member)| member.handle).collect()
+        };
+        for handle in handles {
+            handle.detach();
+        }
+    }
+}
+
+/// Dropping the set aborts every member.
+impl<T, P: Policy> Drop for JoinSet<T, P> {
+    fn drop(&mut self) {
+        let handles: Vec<JoinHandle<T, P>> = {
+            let mut state = self.inner.state();
+            state.members.drain().filter_map(|(_, member)| member.handle).collect()
+        };
+        drop(handles);
+    }
+}
+
+impl<T, P: Policy> fmt::Debug for JoinSet<T, P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinSet")
+            .field("id", &self.inner.label.id)
+            .field("name", &self.inner.label.name)
+            .field("len", &self.inner.state().members.len())
+            .finish()
+    }
+}
+
+impl TaskGroup {
+    /// An empty group.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(crew::task::TaskGroup::new().is_empty());
+    /// ```
+    pub fn new() -> TaskGroup {
+        TaskGroup { inner: Inner::new(None, true) }
+    }
+
+    /// An empty group named `name` (for the task dump and reports).
+    ///
+    /// # Examples
+    ///
+    /// See [`TaskGroup`].
+    /// ```
+    /// assert_eq!(crew::task::TaskGroup::named("conns").name(), Some("conns"));
+    /// ```
+    pub fn named(name: impl Into<String>) -> TaskGroup {
+        TaskGroup { inner: Inner::new(Some(name.into()), true) }
+    }
+
+    /// The group's id, which [`TaskInfo::set_id`] gives for its members.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_ne!(crew::task::TaskGroup::new().id(), crew::task::TaskGroup::new().id());
+    /// ```
+    pub fn id(&self) -> u64 {
+        self.inner.label.id
+    }
+
+    /// The group's name, if it was given one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(crew::task::TaskGroup::new().name(), None);
+    /// ```
+    pub fn name(&self) -> Option<&str> {
+        self.inner.label.name.as_deref()
+    }
+
+    /// Spawns `future` into the group on the current pool; its output is dropped when it ends.
+    ///
+    /// # Examples
+    ///
+    /// See [`TaskGroup`].
+    /// ```
+    /// let group = crew::task::TaskGroup::new();
+    /// group.spawn(async {});
+    /// crew::block_on(group.wait());
+    /// ```
+    #[track_caller]
+    pub fn spawn<F>(&self, future: F) -> AbortHandle
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.inner.spawn(Target::Current, None, future)
+    }
+
+    /// Spawns `future` into the group on `pool`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(1).build().unwrap();
+    /// let group = crew::task::TaskGroup::new();
+    /// group.spawn_on(&pool, async {});
+    /// crew::block_on(group.wait());
+    /// ```
+    #[track_caller]
+    pub fn spawn_on<F>(&self, pool: &Pool, future: F) -> AbortHandle
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.inner.spawn(Target::Private(pool.shared_arc()), None, future)
+    }
+
+    /// The members whose future is not yet dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let group = crew::task::TaskGroup::new();
+    /// group.spawn(std::future::pending());
+    /// assert_eq!(group.len(), 1);
+    /// crew::block_on(group.shutdown());
+    /// assert_eq!(group.len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.inner.live.load(Ordering::SeqCst)
+    }
+
+    /// True if no member is left.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(crew::task::TaskGroup::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Waits until every member has ended (new members spawned meanwhile included).
+    ///
+    /// # Examples
+    ///
+    /// See [`TaskGroup`].
+    /// ```
+    /// crew::block_on(crew::task::TaskGroup::new().wait());
+    /// ```
+    pub async fn wait(&self) {
+        self.inner.wait_until_none_live().await;
+    }
+
+    /// Aborts every member (see [`AbortHandle::abort`]), returning at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let group = crew::task::TaskGroup::new();
+    /// group.spawn(std::future::pending());
+    /// group.abort_all();
+    /// crew::block_on(group.wait());
+    /// ```
+    pub fn abort_all(&self) {
+        self.inner.abort_all();
+    }
+
+    /// Aborts every member and returns once every member's future has been dropped.
+    ///
+    /// # Examples
+    ///
+    /// See [`TaskGroup::len`].
+    /// ```
+    /// crew::block_on(crew::task::TaskGroup::new().shutdown());
+    /// ```
+    pub async fn shutdown(&self) {
+        self.inner.abort_all();
+        self.inner.wait_until_none_live().await;
+    }
+}
+
+impl Default for TaskGroup {
+    fn default() -> Self {
+        TaskGroup::new()
+    }
+}
+
+/// Dropping the group aborts every member.
+impl Drop for TaskGroup {
+    fn drop(&mut self) {
+        self.inner.abort_all();
+    }
+}
+
+impl fmt::Debug for TaskGroup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskGroup").field("id", &self.inner.label.id).field("len", &self.len()).finish()
+    }
+}
+
+/// The members' map's hasher: task ids are unique, counted up from 1, so a multiplication
+/// spreads them well enough, at a fraction of SipHash's cost.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, id: u64) {
+        self.0 = id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// The output of a finished task's handle, which its first poll returns.
+fn now_or_never<T, P: Policy>(mut handle: JoinHandle<T, P>) -> P::Output<T> {
+    struct Noop;
+    impl std::task::Wake for Noop {
+        fn wake(self: Arc<Self>) {}
+    }
+    let waker = Waker::from(Arc::new(Noop));
+    match Pin::new(&mut handle).poll(&mut Context::from_waker(&waker)) {
+        Poll::Ready(output) => output,
+        Poll::Pending => unreachable!("a finished task's handle is ready"),
+    }
+}
