@@ -312,3 +312,15 @@ fn the_task_dump_and_a_members_identity_name_its_set() {
         member.abort();
     });
 }
+
+#[test]
+fn sets_groups_and_abort_handles_are_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>(_: &T) {}
+    let (set, catching, group) = (JoinSet::<u32>::new(), JoinSet::<u32, crew::Catch>::with_policy(), TaskGroup::new());
+    assert_send_sync(&set);
+    assert_send_sync(&catching);
+    assert_send_sync(&group);
+    let abort = set.spawn(async { 1 });
+    assert_send_sync(&abort);
+    assert_eq!(crew::block_on(set.join_next()), Some(1));
+}
