@@ -197,8 +197,7 @@ impl<T: Send + 'static> Abort for Aborter<T> {
         let mut cancelling: Cancelling<T> = Box::pin(task.cancel());
         // The first poll closes the task (which notifies the join handle's registered waker);
         // the join handle's next poll registers its own waker again.
-        let noop = Waker::from(Arc::new(Noop));
-        match cancelling.as_mut().poll(&mut Context::from_waker(&noop)) {
+        match cancelling.as_mut().poll(&mut Context::from_waker(&noop_waker())) {
             Poll::Pending => *state = State::Aborting(cancelling),
             // Already stopped: a cancellation that is over, kept for the join handle.
             Poll::Ready(output) => *state = State::Aborting(Box::pin(std::future::ready(output))),
@@ -210,9 +209,12 @@ impl<T: Send + 'static> Abort for Aborter<T> {
     }
 }
 
-/// A waker that does nothing: the aborter's own poll only closes the task.
-struct Noop;
-
-impl Wake for Noop {
-    fn wake(self: std::sync::Arc<Self>) {}
+/// A waker that does nothing, for a poll whose wake nobody needs: the aborter's own poll only
+/// closes the task, and a set's poll of a finished member's handle is ready at once.
+pub(crate) fn noop_waker() -> Waker {
+    struct Noop;
+    impl Wake for Noop {
+        fn wake(self: Arc<Self>) {}
+    }
+    Waker::from(Arc::new(Noop))
 }

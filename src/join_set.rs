@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
-use crate::abort::{Abort, AbortHandle};
+use crate::abort::{noop_waker, Abort, AbortHandle};
 use crate::join::JoinHandle;
 use crate::policy::{Outcome, Policy, Propagate};
 use crate::pool::Pool;
@@ -836,12 +836,7 @@ impl Hasher for IdHasher {
 
 /// The output of a finished task's handle, which its first poll returns.
 fn now_or_never<T, P: Policy>(mut handle: JoinHandle<T, P>) -> P::Output<T> {
-    struct Noop;
-    impl std::task::Wake for Noop {
-        fn wake(self: Arc<Self>) {}
-    }
-    let waker = Waker::from(Arc::new(Noop));
-    match Pin::new(&mut handle).poll(&mut Context::from_waker(&waker)) {
+    match Pin::new(&mut handle).poll(&mut Context::from_waker(&noop_waker())) {
         Poll::Ready(output) => output,
         Poll::Pending => unreachable!("a finished task's handle is ready"),
     }

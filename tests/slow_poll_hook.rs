@@ -61,6 +61,18 @@ impl BlockedHook {
     }
 }
 
+/// One worker, no takeover, every poll over 1 ms reported to `hook`: only that worker can run
+/// what is queued on the pool.
+fn one_worker_pool(hook: &BlockedHook) -> crew::Pool {
+    crew::Pool::builder()
+        .workers(1)
+        .takeover(false)
+        .slow_poll_threshold(QUICK)
+        .on_slow_poll(hook.hook())
+        .build()
+        .unwrap()
+}
+
 #[test]
 #[cfg_attr(miri, ignore = "blocks threads for many monitor intervals; too slow interpreted")]
 fn a_blocked_hook_delays_no_takeover() {
@@ -111,14 +123,7 @@ fn a_blocked_hook_delays_no_takeover() {
 fn a_blocked_hook_delays_no_worker_after_its_slow_poll_returns() {
     with_timeout(|| {
         let (hook, entered, release) = BlockedHook::new();
-        // One worker, no takeover: only that worker can run the task queued after the slow poll.
-        let pool = crew::Pool::builder()
-            .workers(1)
-            .takeover(false)
-            .slow_poll_threshold(QUICK)
-            .on_slow_poll(hook.hook())
-            .build()
-            .unwrap();
+        let pool = one_worker_pool(&hook);
         let (slow_tx, slow_rx) = mpsc::channel::<()>();
         let slow = pool.spawn(async move { slow_rx.recv().unwrap() });
         assert_eq!(entered.recv().unwrap(), SlowPollKind::Slow);
@@ -178,13 +183,7 @@ fn crew_spawn_in_a_hook_lands_on_the_pool_whose_report_it_is() {
 fn a_hook_that_falls_behind_drops_reports_and_counts_them() {
     with_timeout(|| {
         let (hook, _entered, release) = BlockedHook::new();
-        let pool = crew::Pool::builder()
-            .workers(1)
-            .takeover(false)
-            .slow_poll_threshold(QUICK)
-            .on_slow_poll(hook.hook())
-            .build()
-            .unwrap();
+        let pool = one_worker_pool(&hook);
         // Slow polls (each a few ms long), two reports each, until the queue overflows.
         while pool.metrics().slow_poll_reports_dropped == 0 {
             crew::block_on(pool.spawn(async { std::thread::sleep(Duration::from_millis(4)) }));
@@ -206,13 +205,7 @@ fn a_hook_that_falls_behind_drops_reports_and_counts_them() {
 fn dropping_a_pool_does_not_wait_for_a_blocked_hook() {
     with_timeout(|| {
         let (hook, entered, release) = BlockedHook::new();
-        let pool = crew::Pool::builder()
-            .workers(1)
-            .takeover(false)
-            .slow_poll_threshold(QUICK)
-            .on_slow_poll(hook.hook())
-            .build()
-            .unwrap();
+        let pool = one_worker_pool(&hook);
         let (slow_tx, slow_rx) = mpsc::channel::<()>();
         let slow = pool.spawn(async move { slow_rx.recv().unwrap() });
         entered.recv().unwrap();
