@@ -140,7 +140,12 @@ where
 /// Spawns `future` as the task `info` on the global pool, from any thread (see `target.rs`).
 #[track_caller]
 #[inline]
-pub(crate) fn spawn_on_global<P, F, E>(info: TaskInfo, future: F, end: E) -> JoinHandle<F::Output, P>
+pub(crate) fn spawn_on_global<P, F, E, R>(
+    info: TaskInfo,
+    future: F,
+    end: E,
+    place: impl FnOnce(JoinHandle<F::Output, P>) -> R,
+) -> R
 where
     P: Policy,
     F: Future + Send + 'static,
@@ -152,7 +157,7 @@ where
     let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
         shared().schedule(runnable, info.woken_while_running);
     });
-    shared().spawn(info, future, schedule, (Global, end))
+    shared().spawn(info, future, schedule, (Global, end), place)
 }
 
 /// A snapshot of the global pool's counters (starting the pool if it has not started): polls,

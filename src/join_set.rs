@@ -2,19 +2,22 @@
 //! group with no outputs kept, for long-lived sets of connection tasks.
 //!
 //! Invariants:
-//! - A member is a task whose [`OnTaskEnd`] tells its set when its future is dropped (finished,
-//!   panicked, cancelled or aborted): the set lists it as ended and wakes the one waiting in
-//!   `join_next` or `shutdown`. So `join_next` never polls a member that has not ended (no
-//!   O(members) sweep), and `shutdown` knows when every member's future is gone.
+//! - A member's spawn files its handle in the set (a lock-free push) before the member can
+//!   first run; its [`OnTaskEnd`] pushes its id to the set's ended queue when its future is
+//!   dropped (finished, panicked, cancelled or aborted), then wakes the one waiting in
+//!   `join_next` or `shutdown`. So an ended id always finds its handle, `join_next` never polls
+//!   a member that has not ended (no O(members) sweep), and `shutdown` knows when every
+//!   member's future is gone.
+//! - A `JoinSet`'s spawns and ends take no lock: the lock is the joiners' (and aborts'), who
+//!   move filed handles into the members' map. A `TaskGroup`'s end takes it to drop the handle.
 //! - The set's lock is never held while user code runs or while a member's handle is dropped
 //!   (a handle's drop may drop a task's output): handles are taken out under it and dropped
 //!   after.
-//! - A member can end before its spawn has put its handle in the set (it ran on another
-//!   worker at once): the end is noted by id, and the handle, once it arrives, is joined then.
 //! - Every member ends exactly once: joined (`join_next`), aborted (its future dropped at its
 //!   next return from poll; a `Propagate` or `Ignore` set then skips it, a `Catch` set gives
 //!   `Err(is_aborted)`), detached (`detach_all`: it runs on, nobody joins it), or cancelled by
-//!   the set's drop.
+//!   the set's drop. A spawn its pool refused ends at once (its end hook, dropped untold,
+//!   tells).
 //! - `&self` everywhere: the set is `Send + Sync`, so tasks may spawn into it (behind an `Arc`)
 //!   while another joins it.
 
@@ -26,7 +29,11 @@ use std::panic::Location;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
+
+use atomic_waker::AtomicWaker;
+use crossbeam_queue::SegQueue;
+use crossbeam_utils::CachePadded;
 
 use crate::abort::{noop_waker, Abort, AbortHandle};
 use crate::join::JoinHandle;
@@ -99,35 +106,41 @@ struct Inner<T, P: Policy> {
     label: SetLabel,
     /// A `TaskGroup`: outputs are dropped as members end.
     discard: bool,
-    /// Members whose future is not yet dropped (detached ones included until they end): counted
-    /// up before the spawn, down by the end hook before it takes the lock to wake the waiter,
-    /// who reads it under that lock; so a waiter that sees it above zero is woken by the end
-    /// that brings it down.
-    live: AtomicUsize,
+    /// Members spawned: counted before the spawn, by the spawning threads only.
+    spawns: CachePadded<AtomicUsize>,
+    /// Members whose future was dropped: counted by the end hook after it pushed to `ended`
+    /// and before it wakes the waiter, who registers before reading it. `spawns - ends` are
+    /// live (detached ones included until they end); two counters on two cache lines, so that
+    /// a spawn and an end on other threads do not pass one line back and forth.
+    ends: CachePadded<AtomicUsize>,
+    /// Handles of new members, pushed by their spawn before the member can first run, moved
+    /// into [`State::members`] by whoever takes the lock next.
+    spawned: SegQueue<(TaskId, JoinHandle<T, P>)>,
+    /// Members whose future was dropped, in that order (a `JoinSet`'s only): pushed by the end
+    /// hook, taken by `join_next`. A member's id comes after its handle in `spawned`.
+    ended: SegQueue<TaskId>,
+    /// Who waits in `join_next`, `shutdown` or `wait`.
+    waiter: AtomicWaker,
+    /// What joiners, aborts and the `TaskGroup`'s end hooks share; a `JoinSet`'s spawns and end
+    /// hooks never take it.
     state: Mutex<State<T, P>>,
 }
 
 struct State<T, P: Policy> {
-    /// Members whose future is not yet dropped, or whose output is not yet joined.
+    /// Members whose handle was moved here from `spawned` and who were not yet joined.
     members: HashMap<TaskId, Member<T, P>, BuildHasherDefault<IdHasher>>,
-    /// Members whose future was dropped, in that order, for `join_next`.
-    ended: VecDeque<TaskId>,
-    /// Who waits in `join_next`, `shutdown` or `wait`.
-    waiter: Option<Waker>,
+    /// Ended members taken from `ended` by an abort (to see which members ended), or put back
+    /// by a `join_next` whose output was not yet stored: joined before `ended`'s.
+    ready: VecDeque<TaskId>,
 }
 
 /// A member as the set knows it.
 struct Member<T, P: Policy> {
-    /// `None` until the spawn puts it in, and once aborted or detached.
+    /// `None` once aborted.
     handle: Option<JoinHandle<T, P>>,
+    /// Its id was taken from `ended` into `ready`.
     ended: bool,
     aborted: bool,
-}
-
-impl<T, P: Policy> Default for Member<T, P> {
-    fn default() -> Self {
-        Member { handle: None, ended: false, aborted: false }
-    }
 }
 
 /// Set ids: counted from 1, process-wide.
@@ -137,50 +150,78 @@ impl<T, P: Policy> Inner<T, P> {
     fn new(name: Option<String>, discard: bool) -> Arc<Inner<T, P>> {
         // Relaxed: only uniqueness matters.
         let id = NEXT_SET.fetch_add(1, Ordering::Relaxed);
-        let state = State { members: HashMap::default(), ended: VecDeque::new(), waiter: None };
-        let label = SetLabel { id, name: name.map(Arc::from) };
-        Arc::new(Inner { label, discard, live: AtomicUsize::new(0), state: Mutex::new(state) })
+        let state = State { members: HashMap::default(), ready: VecDeque::new() };
+        Arc::new(Inner {
+            label: SetLabel { id, name: name.map(Arc::from) },
+            discard,
+            spawns: CachePadded::new(AtomicUsize::new(0)),
+            ends: CachePadded::new(AtomicUsize::new(0)),
+            spawned: SegQueue::new(),
+            ended: SegQueue::new(),
+            waiter: AtomicWaker::new(),
+            state: Mutex::new(state),
+        })
     }
 
+    /// The joiners' state, with every handle spawned so far moved in.
     fn state(&self) -> MutexGuard<'_, State<T, P>> {
         // No code under this lock panics halfway; take the state as it is.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        while let Some((id, handle)) = self.spawned.pop() {
+            state.members.insert(id, Member { handle: Some(handle), ended: false, aborted: false });
+        }
+        state
     }
 
-    /// A member's future was dropped (its end hook).
+    /// [`state`](Inner::state), with every end so far taken from `ended` into `ready`, so that
+    /// each member's `ended` is up to date.
+    fn state_with_ends(&self) -> MutexGuard<'_, State<T, P>> {
+        let mut state = self.state();
+        while let Some(id) = self.ended.pop() {
+            if let Some(member) = state.members.get_mut(&id) {
+                member.ended = true;
+                state.ready.push_back(id);
+            }
+        }
+        state
+    }
+
+    /// Takes every member out (and forgets every end), for `shutdown`, `detach_all` and drop.
+    fn take_all(&self) -> Vec<Member<T, P>> {
+        let mut state = self.state();
+        while self.ended.pop().is_some() {}
+        state.ready.clear();
+        state.members.drain().map(|(_, member)| member).collect()
+    }
+
+    /// A member's future was dropped (its end hook), or its spawn was refused.
     fn member_ended(&self, id: TaskId) {
-        let (waiter, detach) = {
-            // SeqCst: before the lock, read by waiters under it (see `live`).
-            self.live.fetch_sub(1, Ordering::SeqCst);
-            let mut state = self.state();
-            let member = state.members.entry(id).or_default();
-            member.ended = true;
-            let detach = if self.discard {
-                // Nothing to join: forget the member; its handle (if in) is detached below.
-                state.members.remove(&id).and_then(|member| member.handle)
-            } else {
-                state.ended.push_back(id);
-                None
-            };
-            (state.waiter.take(), detach)
-        };
-        if let Some(handle) = detach {
-            handle.detach();
+        if self.discard {
+            // Nothing to join: forget the member, detach its handle.
+            let handle = self.state().members.remove(&id).and_then(|member| member.handle);
+            if let Some(handle) = handle {
+                handle.detach();
+            }
+        } else {
+            self.ended.push(id);
         }
-        if let Some(waiter) = waiter {
-            waiter.wake();
-        }
+        // SeqCst: after the push, before the wake (see `ends`).
+        self.ends.fetch_add(1, Ordering::SeqCst);
+        self.waiter.wake();
     }
 }
 
-/// A member's end hook: tells its set.
+/// A member's end hook: tells its set. Also told when dropped untold: the spawn was refused
+/// (the pool shut down) or never happened (the global pool could not start).
 struct MemberEnd<T: Send + 'static, P: Policy> {
     set: Arc<Inner<T, P>>,
     id: TaskId,
+    told: bool,
 }
 
 impl<T: Send + 'static, P: Policy> OnTaskEnd for MemberEnd<T, P> {
     fn task_ended(&mut self) {
+        self.told = true;
         self.set.member_ended(self.id);
     }
 
@@ -189,10 +230,18 @@ impl<T: Send + 'static, P: Policy> OnTaskEnd for MemberEnd<T, P> {
     }
 }
 
+impl<T: Send + 'static, P: Policy> Drop for MemberEnd<T, P> {
+    fn drop(&mut self) {
+        if !self.told {
+            self.task_ended();
+        }
+    }
+}
+
 impl<T: Send + 'static, P: Policy> Abort for Inner<T, P> {
     fn abort(&self, id: TaskId) {
         let handle = {
-            let mut state = self.state();
+            let mut state = self.state_with_ends();
             match state.members.get_mut(&id) {
                 Some(member) if !member.ended && member.handle.as_ref().is_some_and(|h| !h.is_finished()) => {
                     member.aborted = true;
@@ -206,7 +255,7 @@ impl<T: Send + 'static, P: Policy> Abort for Inner<T, P> {
     }
 
     fn is_finished(&self, id: TaskId) -> bool {
-        match self.state().members.get(&id) {
+        match self.state_with_ends().members.get(&id) {
             Some(member) => member.ended || member.aborted || member.handle.as_ref().map_or(true, |h| h.is_finished()),
             None => true,
         }
@@ -222,31 +271,23 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
     {
         let info = TaskInfo::new(name, Location::caller());
         let id = info.id();
-        // SeqCst: before the member can end (see `live`).
-        self.live.fetch_add(1, Ordering::SeqCst);
-        let end = MemberEnd { set: self.clone(), id };
-        let handle: JoinHandle<T, P> = crate::target::spawn_told(target, info, future, end);
-        let (detach, waiter) = {
-            let mut state = self.state();
-            let member = state.members.entry(id).or_default();
-            let ended = member.ended;
-            if self.discard && ended {
-                // Ended before its handle came: nothing to keep.
-                state.members.remove(&id);
-                (Some(handle), None)
-            } else {
-                member.handle = Some(handle);
-                // Ended before its handle came: a `join_next` may wait for it.
-                (None, if ended { state.waiter.take() } else { None })
-            }
-        };
-        if let Some(handle) = detach {
-            handle.detach();
-        }
-        if let Some(waiter) = waiter {
-            waiter.wake();
-        }
+        // SeqCst: before the member can end (see `ends`).
+        self.spawns.fetch_add(1, Ordering::SeqCst);
+        let end = MemberEnd { set: self.clone(), id, told: false };
+        // Filed before the member can run, so before its end.
+        let place = |handle: JoinHandle<T, P>| self.spawned.push((id, handle));
+        crate::target::spawn_told(target, info, future, end, place);
         AbortHandle::new(self.clone(), id)
+    }
+
+    /// The next ended member's id, or `None` (with `cx` registered) if none has ended yet.
+    fn next_ended(&self, state: &mut State<T, P>, cx: &mut Context<'_>) -> Option<TaskId> {
+        if let Some(id) = state.ready.pop_front().or_else(|| self.ended.pop()) {
+            return Some(id);
+        }
+        self.waiter.register(cx.waker());
+        // An end pushed before the registration has not woken us: look again.
+        self.ended.pop()
     }
 
     /// `join_next`'s poll: the next ended member's output as the policy gives it (aborted
@@ -255,24 +296,11 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
     fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<P::Output<T>>> {
         loop {
             let mut state = self.state();
-            let Some(&id) = state.ended.front() else {
-                if state.members.is_empty() {
-                    return Poll::Ready(None);
-                }
-                state.waiter = Some(cx.waker().clone());
-                return Poll::Pending;
+            let Some(id) = self.next_ended(&mut state, cx) else {
+                return if state.members.is_empty() { Poll::Ready(None) } else { Poll::Pending };
             };
-            let Some(member) = state.members.get(&id) else {
-                state.ended.pop_front();
-                continue;
-            };
-            if member.handle.is_none() && !member.aborted {
-                // Ended before its spawn put the handle in: the spawn wakes us when it does.
-                state.waiter = Some(cx.waker().clone());
-                return Poll::Pending;
-            }
-            state.ended.pop_front();
-            let member = state.members.remove(&id).expect("the member was just found");
+            // Not there: detached, or cleared by `shutdown`.
+            let Some(member) = state.members.remove(&id) else { continue };
             drop(state);
             let Some(mut handle) = member.handle else {
                 if P::SKIP_ABORTED {
@@ -287,7 +315,7 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
                 Poll::Pending => {
                     let mut state = self.state();
                     state.members.insert(id, Member { handle: Some(handle), ended: true, aborted: false });
-                    state.ended.push_front(id);
+                    state.ready.push_front(id);
                     return Poll::Pending;
                 }
             }
@@ -299,16 +327,17 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
     fn try_next(&self) -> Option<P::Output<T>> {
         loop {
             let mut state = self.state();
-            let &id = state.ended.front()?;
-            let Some(member) = state.members.get(&id) else {
-                state.ended.pop_front();
-                continue;
+            let id = match state.ready.pop_front().or_else(|| self.ended.pop()) {
+                Some(id) => id,
+                None => return None,
             };
+            let Some(member) = state.members.get(&id) else { continue };
             let ready = member.aborted || member.handle.as_ref().is_some_and(JoinHandle::is_finished);
             if !ready {
+                state.members.get_mut(&id).expect("the member was just found").ended = true;
+                state.ready.push_front(id);
                 return None;
             }
-            state.ended.pop_front();
             let member = state.members.remove(&id).expect("the member was just found");
             drop(state);
             match member.handle {
@@ -323,7 +352,7 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
     /// Aborts every member; their handles are dropped outside the lock.
     fn abort_all(&self) {
         let handles: Vec<JoinHandle<T, P>> = {
-            let mut state = self.state();
+            let mut state = self.state_with_ends();
             state
                 .members
                 .values_mut()
@@ -337,14 +366,25 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
         drop(handles);
     }
 
-    /// Waits until no member's future is left (`live == 0`).
+    /// Members whose future is not yet dropped. `ends` first: it never passes `spawns`, so
+    /// `spawns` read after it is at least as large, and equal only if at that moment none was
+    /// live.
+    fn live(&self) -> usize {
+        let ends = self.ends.load(Ordering::SeqCst);
+        self.spawns.load(Ordering::SeqCst) - ends
+    }
+
+    /// Waits until no member's future is left.
     async fn wait_until_none_live(&self) {
         poll_fn(|cx| {
-            let mut state = self.state();
-            if self.live.load(Ordering::SeqCst) == 0 {
+            if self.live() == 0 {
                 return Poll::Ready(());
             }
-            state.waiter = Some(cx.waker().clone());
+            self.waiter.register(cx.waker());
+            // An end before the registration has not woken us: look again.
+            if self.live() == 0 {
+                return Poll::Ready(());
+            }
             Poll::Pending
         })
         .await;
@@ -591,13 +631,8 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
     pub async fn shutdown(&self) {
         self.inner.abort_all();
         self.inner.wait_until_none_live().await;
-        let members: Vec<Member<T, P>> = {
-            let mut state = self.inner.state();
-            state.ended.clear();
-            state.members.drain().map(|(_, member)| member).collect()
-        };
         // Finished before the abort: their outputs are dropped here, outside the lock.
-        drop(members);
+        drop(self.inner.take_all());
     }
 
     /// Lets every member run on with nobody joining it; the set is then empty. Their outputs are
@@ -614,12 +649,7 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
     /// assert_eq!(rx.recv().unwrap(), "ran anyway");
     /// ```
     pub fn detach_all(&self) {
-        let handles: Vec<JoinHandle<T, P>> = {
-            let mut state = self.inner.state();
-            state.ended.clear();
-            state.members.drain().filter_map(|(_, member)| member.handle).collect()
-        };
-        for handle in handles {
+        for handle in self.inner.take_all().into_iter().filter_map(|member| member.handle) {
             handle.detach();
         }
     }
@@ -628,11 +658,8 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
 /// Dropping the set aborts every member.
 impl<T, P: Policy> Drop for JoinSet<T, P> {
     fn drop(&mut self) {
-        let handles: Vec<JoinHandle<T, P>> = {
-            let mut state = self.inner.state();
-            state.members.drain().filter_map(|(_, member)| member.handle).collect()
-        };
-        drop(handles);
+        // Outside the lock: dropping the handles cancels the members.
+        drop(self.inner.take_all());
     }
 }
 
@@ -740,7 +767,7 @@ impl TaskGroup {
     /// assert_eq!(group.len(), 0);
     /// ```
     pub fn len(&self) -> usize {
-        self.inner.live.load(Ordering::SeqCst)
+        self.inner.live()
     }
 
     /// True if no member is left.

@@ -273,14 +273,20 @@ impl Builder {
 
 /// Spawns `future` as the task `info` on the private pool `shared` (see `target.rs`).
 #[inline]
-pub(crate) fn spawn<P, F, E>(shared: &Arc<Shared>, info: TaskInfo, future: F, end: E) -> JoinHandle<F::Output, P>
+pub(crate) fn spawn<P, F, E, R>(
+    shared: &Arc<Shared>,
+    info: TaskInfo,
+    future: F,
+    end: E,
+    place: impl FnOnce(JoinHandle<F::Output, P>) -> R,
+) -> R
 where
     P: Policy,
     F: Future + Send + 'static,
     F::Output: Send + 'static,
     E: crate::task::OnTaskEnd,
 {
-    shared.spawn(info, future, scheduler::schedule_on(shared), end)
+    shared.spawn(info, future, scheduler::schedule_on(shared), end, place)
 }
 
 impl Drop for Pool {

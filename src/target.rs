@@ -9,6 +9,7 @@
 //! - A private pool's tasks hold a reference to the pool in their schedule function; the global
 //!   pool's hold none (it is never dropped).
 
+use std::convert;
 use std::future::Future;
 use std::panic::Location;
 
@@ -38,14 +39,21 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    spawn_told(target, TaskInfo::new(name, Location::caller()), future, ())
+    spawn_told(target, TaskInfo::new(name, Location::caller()), future, (), convert::identity)
 }
 
-/// [`spawn`] of the task `info`, which also tells `end` when it ends (a set's member tells its
-/// set).
+/// [`spawn`] of the task `info`, which also tells `end` when it ends, and hands its handle to
+/// `place` before it can first run (a set's member: its set files the handle, then hears of the
+/// end). Returns what `place` returns.
 #[track_caller]
 #[inline]
-pub(crate) fn spawn_told<P, F, E>(target: Target<'_>, info: TaskInfo, future: F, end: E) -> JoinHandle<F::Output, P>
+pub(crate) fn spawn_told<P, F, E, R>(
+    target: Target<'_>,
+    info: TaskInfo,
+    future: F,
+    end: E,
+    place: impl FnOnce(JoinHandle<F::Output, P>) -> R,
+) -> R
 where
     P: Policy,
     F: Future + Send + 'static,
@@ -54,28 +62,29 @@ where
 {
     match target {
         Target::Current => match scheduler::current_private_pool() {
-            Some(private) => spawn_on_current_private(&private, info, future, end),
-            None => crate::global::spawn_on_global(info, future, end),
+            Some(private) => spawn_on_current_private(&private, info, future, end, place),
+            None => crate::global::spawn_on_global(info, future, end, place),
         },
-        Target::Global => crate::global::spawn_on_global(info, future, end),
-        Target::Private(shared) => crate::pool::spawn(shared, info, future, end),
+        Target::Global => crate::global::spawn_on_global(info, future, end, place),
+        Target::Private(shared) => crate::pool::spawn(shared, info, future, end, place),
     }
 }
 
 /// [`crate::pool::spawn`], kept out of line so that the global pool's spawn path stays small
 /// enough to inline where it is called.
 #[inline(never)]
-fn spawn_on_current_private<P, F, E>(
+fn spawn_on_current_private<P, F, E, R>(
     shared: &Arc<Shared>,
     info: TaskInfo,
     future: F,
     end: E,
-) -> JoinHandle<F::Output, P>
+    place: impl FnOnce(JoinHandle<F::Output, P>) -> R,
+) -> R
 where
     P: Policy,
     F: Future + Send + 'static,
     F::Output: Send + 'static,
     E: OnTaskEnd,
 {
-    crate::pool::spawn(shared, info, future, end)
+    crate::pool::spawn(shared, info, future, end, place)
 }

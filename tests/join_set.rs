@@ -197,6 +197,39 @@ fn a_member_that_shuts_its_own_set_down_aborts_every_member_itself_included() {
 }
 
 #[test]
+fn a_member_whose_pool_refuses_its_spawn_is_joined_as_cancelled() {
+    with_timeout(|| {
+        let pool = crew::Pool::builder().workers(1).build().unwrap();
+        let counts = Counts::new();
+        let set = Arc::new(JoinSet::<(), crew::Catch>::with_policy());
+        let (started_tx, started_rx) = mpsc::channel();
+        let (closed_tx, closed_rx) = mpsc::channel::<()>();
+        let (spawned_tx, spawned_rx) = mpsc::channel();
+        {
+            let (set, counts) = (set.clone(), counts.clone());
+            // A task of the pool, stuck in its poll until the pool's shutdown gave up on it and
+            // closed the pool, then spawns into the set on its own pool: the spawn is refused.
+            pool.spawn(async move {
+                started_tx.send(()).unwrap();
+                closed_rx.recv().unwrap();
+                set.spawn(Counted::new(&counts, async { unreachable!("a refused member never runs") }));
+                spawned_tx.send(()).unwrap();
+            })
+            .detach();
+        }
+        started_rx.recv().unwrap();
+        assert!(!pool.shutdown_timeout(std::time::Duration::ZERO), "the stuck thread did not finish");
+        closed_tx.send(()).unwrap();
+        spawned_rx.recv().unwrap();
+        assert_eq!(counts.drops(), 1, "the refused member's future was dropped at once");
+        assert_eq!(counts.polls(), 0);
+        assert!(crew::block_on(set.join_next()).unwrap().unwrap_err().is_cancelled());
+        assert!(crew::block_on(set.join_next()).is_none());
+        assert_eq!(counts.drops(), 1);
+    });
+}
+
+#[test]
 fn detach_all_lets_members_finish_with_nobody_joining() {
     with_timeout(|| {
         let (tx, rx) = mpsc::channel();

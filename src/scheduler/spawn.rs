@@ -11,6 +11,8 @@
 //! - A set's member is labelled with its set (an allocation for its identity's out-of-line part)
 //!   only in a pool that shows it: one that keeps task records (the dump) or has a slow-poll
 //!   hook.
+//! - A spawn hands the task's handle to its caller's `place` before the task can first run (and,
+//!   for a refused spawn, before the future and `end` are dropped).
 //! - The first run goes where any schedule of this pool's goes ([`Shared::schedule_spawned`]):
 //!   this thread's core if it runs one of the pool's, else the injector.
 
@@ -28,9 +30,18 @@ use crate::task::{self, OnTaskEnd, Runnable, TaskInfo};
 
 impl Shared {
     /// Spawns `future` as the task `info` on this pool, scheduled by `schedule`. `end` is told
-    /// when the task ends (after its registry entry goes, if the pool keeps a registry).
+    /// when the task ends (after its registry entry goes, if the pool keeps a registry). `place`
+    /// gets the task's handle before the task can first run (a set files its member's handle
+    /// there, so that no end comes before it); what it returns is returned.
     #[inline]
-    pub(crate) fn spawn<P, F, S, E>(&self, info: TaskInfo, future: F, schedule: S, end: E) -> JoinHandle<F::Output, P>
+    pub(crate) fn spawn<P, F, S, E, R>(
+        &self,
+        info: TaskInfo,
+        future: F,
+        schedule: S,
+        end: E,
+        place: impl FnOnce(JoinHandle<F::Output, P>) -> R,
+    ) -> R
     where
         P: Policy,
         F: Future + Send + 'static,
@@ -45,8 +56,9 @@ impl Shared {
         };
         let Some(registry) = self.registry() else {
             let (runnable, handle) = task::build(info, end, future, schedule);
+            let placed = place(handle);
             self.schedule_spawned(runnable);
-            return handle;
+            return placed;
         };
         let records = self.keeps_task_records();
         let info = if records { info.with_record() } else { info };
@@ -61,13 +73,16 @@ impl Shared {
         };
         match registry.register(shard_hint(), build, entry) {
             Ok((runnable, handle)) => {
+                let placed = place(handle);
                 self.schedule_spawned(runnable);
-                handle
+                placed
             }
             Err(refused) => {
-                // The pool is shutting down: drop the future, hand back a cancelled handle.
+                // The pool is shutting down: hand back a cancelled handle, then drop the future
+                // (and `end`, which a set's member tells its set with: after `place`).
+                let placed = place(task::refused(id, location));
                 drop(refused);
-                task::refused(id, location)
+                placed
             }
         }
     }
