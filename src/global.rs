@@ -24,7 +24,7 @@ use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;
 use crate::scheduler::{PoolKind, Shared};
 use crate::target::Target;
-use crate::task::{OnTaskEnd, Runnable, TaskInfo};
+use crate::task::{Build, OnTaskEnd, Runnable, TaskInfo};
 
 static GLOBAL: OnceCell<Pool> = OnceCell::new();
 
@@ -140,16 +140,15 @@ where
 /// Spawns `future` as the task `info` on the global pool, from any thread (see `target.rs`).
 #[track_caller]
 #[inline]
-pub(crate) fn spawn_on_global<P, F, E, R>(
+pub(crate) fn spawn_on_global<P, B, E, R>(
     info: TaskInfo,
-    future: F,
+    task: B,
     end: E,
-    place: impl FnOnce(JoinHandle<F::Output, P>) -> R,
+    place: impl FnOnce(JoinHandle<B::Output, P>) -> R,
 ) -> R
 where
     P: Policy,
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
+    B: Build,
     E: OnTaskEnd,
 {
     // A zero-sized schedule function: async-task then needs no extra reference count bump per
@@ -157,7 +156,7 @@ where
     let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
         shared().schedule(runnable, info.woken_while_running);
     });
-    shared().spawn(info, future, schedule, (Global, end), place)
+    shared().spawn(info, task, schedule, (Global, end), place)
 }
 
 /// A snapshot of the global pool's counters (starting the pool if it has not started): polls,

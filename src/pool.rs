@@ -273,20 +273,19 @@ impl Builder {
 
 /// Spawns `future` as the task `info` on the private pool `shared` (see `target.rs`).
 #[inline]
-pub(crate) fn spawn<P, F, E, R>(
+pub(crate) fn spawn<P, B, E, R>(
     shared: &Arc<Shared>,
     info: TaskInfo,
-    future: F,
+    task: B,
     end: E,
-    place: impl FnOnce(JoinHandle<F::Output, P>) -> R,
+    place: impl FnOnce(JoinHandle<B::Output, P>) -> R,
 ) -> R
 where
     P: Policy,
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
+    B: crate::task::Build,
     E: crate::task::OnTaskEnd,
 {
-    shared.spawn(info, future, scheduler::schedule_on(shared), end, place)
+    shared.spawn(info, task, scheduler::schedule_on(shared), end, place)
 }
 
 impl Drop for Pool {

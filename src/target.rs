@@ -17,7 +17,7 @@ use crate::join::JoinHandle;
 use crate::policy::Policy;
 use crate::scheduler::{self, Shared};
 use crate::sync::Arc;
-use crate::task::{OnTaskEnd, TaskInfo};
+use crate::task::{Build, OnTaskEnd, Spawnable, TaskInfo};
 
 /// Where a spawn goes.
 #[derive(Debug, Clone, Copy)]
@@ -39,7 +39,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    spawn_told(target, TaskInfo::new(name, Location::caller()), future, (), convert::identity)
+    spawn_told(target, TaskInfo::new(name, Location::caller()), Spawnable(future), (), convert::identity)
 }
 
 /// [`spawn`] of the task `info`, which also tells `end` when it ends, and hands its handle to
@@ -47,44 +47,42 @@ where
 /// end). Returns what `place` returns.
 #[track_caller]
 #[inline]
-pub(crate) fn spawn_told<P, F, E, R>(
+pub(crate) fn spawn_told<P, B, E, R>(
     target: Target<'_>,
     info: TaskInfo,
-    future: F,
+    task: B,
     end: E,
-    place: impl FnOnce(JoinHandle<F::Output, P>) -> R,
+    place: impl FnOnce(JoinHandle<B::Output, P>) -> R,
 ) -> R
 where
     P: Policy,
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
+    B: Build,
     E: OnTaskEnd,
 {
     match target {
         Target::Current => match scheduler::current_private_pool() {
-            Some(private) => spawn_on_current_private(&private, info, future, end, place),
-            None => crate::global::spawn_on_global(info, future, end, place),
+            Some(private) => spawn_on_current_private(&private, info, task, end, place),
+            None => crate::global::spawn_on_global(info, task, end, place),
         },
-        Target::Global => crate::global::spawn_on_global(info, future, end, place),
-        Target::Private(shared) => crate::pool::spawn(shared, info, future, end, place),
+        Target::Global => crate::global::spawn_on_global(info, task, end, place),
+        Target::Private(shared) => crate::pool::spawn(shared, info, task, end, place),
     }
 }
 
 /// [`crate::pool::spawn`], kept out of line so that the global pool's spawn path stays small
 /// enough to inline where it is called.
 #[inline(never)]
-fn spawn_on_current_private<P, F, E, R>(
+fn spawn_on_current_private<P, B, E, R>(
     shared: &Arc<Shared>,
     info: TaskInfo,
-    future: F,
+    task: B,
     end: E,
-    place: impl FnOnce(JoinHandle<F::Output, P>) -> R,
+    place: impl FnOnce(JoinHandle<B::Output, P>) -> R,
 ) -> R
 where
     P: Policy,
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
+    B: Build,
     E: OnTaskEnd,
 {
-    crate::pool::spawn(shared, info, future, end, place)
+    crate::pool::spawn(shared, info, task, end, place)
 }

@@ -1,4 +1,4 @@
-//! Spawning onto a pool: the pool calls down to `task::build` for the task's allocation,
+//! Spawning onto a pool: the pool calls down to `task::Build` for the task's allocation,
 //! registers it if the pool keeps a registry, and schedules its first run.
 //!
 //! Invariants:
@@ -16,8 +16,6 @@
 //! - The first run goes where any schedule of this pool's goes ([`Shared::schedule_spawned`]):
 //!   this thread's core if it runs one of the pool's, else the injector.
 
-use std::future::Future;
-
 use async_task::{Schedule, ScheduleInfo, WithInfo};
 
 use super::context::shard_hint;
@@ -26,26 +24,25 @@ use super::shared::Shared;
 use crate::join::JoinHandle;
 use crate::policy::Policy;
 use crate::sync::Arc;
-use crate::task::{self, OnTaskEnd, Runnable, TaskInfo};
+use crate::task::{self, Build, OnTaskEnd, Runnable, TaskInfo};
 
 impl Shared {
-    /// Spawns `future` as the task `info` on this pool, scheduled by `schedule`. `end` is told
+    /// Spawns `task` (a future, built by [`Build`]) as the task `info` on this pool, scheduled by `schedule`. `end` is told
     /// when the task ends (after its registry entry goes, if the pool keeps a registry). `place`
     /// gets the task's handle before the task can first run (a set files its member's handle
     /// there, so that no end comes before it); what it returns is returned.
     #[inline]
-    pub(crate) fn spawn<P, F, S, E, R>(
+    pub(crate) fn spawn<P, B, S, E, R>(
         &self,
         info: TaskInfo,
-        future: F,
+        task: B,
         schedule: S,
         end: E,
-        place: impl FnOnce(JoinHandle<F::Output, P>) -> R,
+        place: impl FnOnce(JoinHandle<B::Output, P>) -> R,
     ) -> R
     where
         P: Policy,
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
+        B: Build,
         S: Schedule<TaskInfo> + Send + Sync + 'static,
         E: OnTaskEnd,
     {
@@ -55,7 +52,7 @@ impl Shared {
             _ => info,
         };
         let Some(registry) = self.registry() else {
-            let (runnable, handle) = task::build(info, end, future, schedule);
+            let (runnable, handle) = task.build(info, end, schedule);
             let placed = place(handle);
             self.schedule_spawned(runnable);
             return placed;
@@ -66,9 +63,9 @@ impl Shared {
         let (id, location) = (info.id(), info.location());
         let build = |key| {
             let registration = Registration::new(registry.clone(), key);
-            task::build::<P, F, S, _>(info, (registration, end), future, schedule)
+            task.build::<P, S, _>(info, (registration, end), schedule)
         };
-        let entry = |(runnable, _): &(Runnable, JoinHandle<F::Output, P>)| {
+        let entry = |(runnable, _): &(Runnable, JoinHandle<B::Output, P>)| {
             (runnable.waker(), records.then(|| runnable.metadata().clone()))
         };
         match registry.register(shard_hint(), build, entry) {

@@ -53,10 +53,9 @@ pub(crate) use record::Activity;
 #[cfg(not(loom))]
 pub(crate) use trace::Kind;
 pub(crate) use trace::Trace;
-// `TaskFuture` is also the blocking pool's, which loom builds leave out.
-#[cfg(not(loom))]
+// `TaskFuture`: also the blocking pool's and `crew::scope`'s.
 pub(crate) use spawn::TaskFuture;
-pub(crate) use spawn::{build, refused, OnTaskEnd, TaskOutput};
+pub(crate) use spawn::{refused, Build, OnTaskEnd, Spawnable, TaskOutput};
 
 /// What crew's queues hold: async-task's handle to run a task, with the task's [`TaskInfo`].
 pub(crate) type Runnable = async_task::Runnable<TaskInfo>;

@@ -192,6 +192,44 @@ where
     (runnable, JoinHandle::new(task))
 }
 
+/// What a pool spawns: something that builds a task's allocation once the pool has said how the
+/// task is scheduled and what it tells at its end. [`Spawnable`] is every `'static` future's
+/// (through [`build`]); `crew::scope`'s borrowing tasks have their own (`scope/unchecked.rs`).
+/// Dropping it unbuilt (a refused spawn) drops the future.
+pub(crate) trait Build: Send {
+    /// What the task's handle gives.
+    type Output: Send + 'static;
+
+    /// The task `info`, scheduled by `schedule`, telling `end` when it ends: its first
+    /// [`Runnable`] and its handle, as [`build`] gives them.
+    fn build<P, S, E>(self, info: TaskInfo, end: E, schedule: S) -> (Runnable, JoinHandle<Self::Output, P>)
+    where
+        P: Policy,
+        S: Schedule<TaskInfo> + Send + Sync + 'static,
+        E: OnTaskEnd;
+}
+
+/// A `'static` future, spawned through [`build`].
+pub(crate) struct Spawnable<F>(pub(crate) F);
+
+impl<F> Build for Spawnable<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    type Output = F::Output;
+
+    #[inline]
+    fn build<P, S, E>(self, info: TaskInfo, end: E, schedule: S) -> (Runnable, JoinHandle<F::Output, P>)
+    where
+        P: Policy,
+        S: Schedule<TaskInfo> + Send + Sync + 'static,
+        E: OnTaskEnd,
+    {
+        build(info, end, self.0, schedule)
+    }
+}
+
 /// The handle of a task that was never spawned (its pool refused it: shutting down), keeping
 /// the identity of the task it stands for: awaiting it reports the task cancelled.
 pub(crate) fn refused<T: Send + 'static, P: Policy>(
