@@ -41,7 +41,7 @@ use crate::policy::{Outcome, Policy, Propagate};
 use crate::pool::Pool;
 use crate::target::Target;
 use crate::task::info::SetLabel;
-use crate::task::{OnTaskEnd, TaskId, TaskInfo};
+use crate::task::{OnTaskEnd, Spawnable, TaskId, TaskInfo};
 
 /// A group of tasks whose outputs are taken in the order the tasks finish.
 ///
@@ -276,7 +276,7 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
         let end = MemberEnd { set: self.clone(), id, told: false };
         // Filed before the member can run, so before its end.
         let place = |handle: JoinHandle<T, P>| self.spawned.push((id, handle));
-        crate::target::spawn_told(target, info, future, end, place);
+        crate::target::spawn_told(target, info, Spawnable(future), end, place);
         AbortHandle::new(self.clone(), id)
     }
 
@@ -327,10 +327,7 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
     fn try_next(&self) -> Option<P::Output<T>> {
         loop {
             let mut state = self.state();
-            let id = match state.ready.pop_front().or_else(|| self.ended.pop()) {
-                Some(id) => id,
-                None => return None,
-            };
+            let id = state.ready.pop_front().or_else(|| self.ended.pop())?;
             let Some(member) = state.members.get(&id) else { continue };
             let ready = member.aborted || member.handle.as_ref().is_some_and(JoinHandle::is_finished);
             if !ready {

@@ -109,7 +109,8 @@
 //! `num_cpus::get()`. Configure it explicitly with [`Builder::build_global`] before that, or run
 //! private [`Pool`]s.
 
-#![forbid(unsafe_code)]
+// One module alone may use `unsafe`: `scope/unchecked.rs`, the borrowing tasks' allocation.
+#![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub, rust_2018_idioms)]
 
 /// What the expansions of `#[crew::main]` and `#[crew::test]` call: not a public interface.
@@ -135,6 +136,7 @@ mod policy;
 mod pool;
 mod report;
 mod scheduler;
+mod scope;
 mod spawner;
 mod sync;
 mod target;
@@ -164,6 +166,7 @@ pub use metrics::{BlockingMetrics, Metrics, WorkerMetrics};
 pub use policy::{Catch, Ignore, JoinError, Policy, Propagate, ABORTED_MESSAGE, CANCELLED_MESSAGE};
 pub use pool::Pool;
 pub use report::{SlowPoll, SlowPollKind};
+pub use scope::{scope, Scope, ScopedJoinHandle, SCOPED_TASK_PANICKED};
 pub use spawner::Spawner;
 
 /// hyper 1.x on crew (the `hyper` feature): its executor, timer and I/O traits.
@@ -209,4 +212,5 @@ struct ReadmeDoctests;
 #[doc = include_str!("../docs/timers-net-blocking.md")]
 #[doc = include_str!("../docs/tokio.md")]
 #[doc = include_str!("../docs/join-set.md")]
+#[doc = include_str!("../docs/scope.md")]
 struct GuideDoctests;

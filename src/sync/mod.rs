@@ -40,9 +40,13 @@
 //!   handles are `std`'s (and `Arc` is `std`'s, which `std::task::Wake` and `dyn` coercion
 //!   need): they are locked only by abort handles, outside every scheduling protocol, and a
 //!   join handle's polls reach its task with `get_mut`, with no lock. Likewise `join_set.rs`'s
-//!   set state, its `Arc` (a member's abort handle is a `dyn` of it) and its id counter: a
-//!   set's lock is taken by its own calls and its members' end hooks, never inside a
-//!   scheduling step; the loom models spawn no sets.
+//!   set state, its queues and waker (crossbeam-queue's, atomic-waker's), its `Arc` (a
+//!   member's abort handle is a `dyn` of it) and its id counter: a set's lock is taken by its
+//!   own calls (and a `TaskGroup`'s members' end hooks), never inside a scheduling step; the
+//!   loom models spawn no sets. And `scope/`'s slots and list of slots (`std` mutexes, each
+//!   handed a task's end, outside every scheduling step) and the `Arc`s that hold them and the
+//!   count (the `dyn` coercion needs `std`'s); the count itself (`scope/count.rs`) is loom's,
+//!   and `loom-tests/tests/scope_count.rs` checks it.
 //! - `scheduler/context.rs`: `PRIVATE_POOLS` is a plain `std` atomic (loom's cannot be `static`),
 //!   a flag that only goes from false to true before any thread could read it as true (see
 //!   `note_private_pool`); and `shard_hint`'s per-thread counter is a `std::thread_local!` `Cell`,
