@@ -26,9 +26,8 @@ fn main() {
     for pair in 0..50 {
         let (to_b, from_a) = async_channel::bounded::<u64>(1);
         let (to_a, from_b) = async_channel::bounded::<u64>(1);
-        let name = format!("ping-{pair}");
         crew::task::Builder::new()
-            .name(&name)
+            .name(format!("ping-{pair}"))
             .spawn_on(&pool, async move {
                 let mut n = 0;
                 while start.elapsed() < run_for && to_b.send(n).await.is_ok() {

@@ -40,7 +40,7 @@ use crate::join::JoinHandle;
 use crate::policy::{Outcome, Policy, Propagate};
 use crate::pool::Pool;
 use crate::target::Target;
-use crate::task::info::SetLabel;
+use crate::task::info::{SetLabel, TaskName};
 use crate::task::{OnTaskEnd, Spawnable, TaskId, TaskInfo};
 
 /// A group of tasks whose outputs are taken in the order the tasks finish.
@@ -265,7 +265,7 @@ impl<T: Send + 'static, P: Policy> Abort for Inner<T, P> {
 impl<T: Send + 'static, P: Policy> Inner<T, P> {
     /// Spawns `future` named `name` onto `target` as a member; its abort handle.
     #[track_caller]
-    fn spawn<F>(self: &Arc<Self>, target: Target<'_>, name: Option<String>, future: F) -> AbortHandle
+    fn spawn<F>(self: &Arc<Self>, target: Target<'_>, name: Option<TaskName>, future: F) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
     {
@@ -523,7 +523,7 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
 
     /// `task::Builder::spawn_in`'s path: a named member.
     #[track_caller]
-    pub(crate) fn spawn_named<F>(&self, target: Target<'_>, name: Option<String>, future: F) -> AbortHandle
+    pub(crate) fn spawn_named<F>(&self, target: Target<'_>, name: Option<TaskName>, future: F) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
     {

@@ -17,6 +17,7 @@ use crate::join::JoinHandle;
 use crate::policy::Policy;
 use crate::scheduler::{self, Shared};
 use crate::sync::Arc;
+use crate::task::info::TaskName;
 use crate::task::{Build, OnTaskEnd, Spawnable, TaskInfo};
 
 /// Where a spawn goes.
@@ -33,7 +34,7 @@ pub(crate) enum Target<'a> {
 /// Spawns `future` as a task named `name`, spawned from the caller's location, onto `target`.
 #[track_caller]
 #[inline]
-pub(crate) fn spawn<P, F>(target: Target<'_>, name: Option<String>, future: F) -> JoinHandle<F::Output, P>
+pub(crate) fn spawn<P, F>(target: Target<'_>, name: Option<TaskName>, future: F) -> JoinHandle<F::Output, P>
 where
     P: Policy,
     F: Future + Send + 'static,

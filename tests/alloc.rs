@@ -151,3 +151,28 @@ fn a_future_of_2048_bytes_or_more_costs_a_second_allocation_as_documented() {
 fn black_box_len(bytes: &[u8]) -> usize {
     std::hint::black_box(bytes).len()
 }
+
+#[test]
+fn a_named_task_costs_one_allocation_more_for_its_name() {
+    with_timeout(|| {
+        crew::block_on(crew::spawn(async {}));
+        // A `&'static str` name is kept as it is: the one extra allocation is its identity's
+        // out-of-line part.
+        let (allocations, sum) =
+            crew::block_on(spawn_n(|i| crew::task::Builder::new().name("named").spawn(async move { i })));
+        assert_eq!(sum, N * (N - 1) / 2);
+        assert_about_one_allocation_per_task(allocations, 2);
+        // A `String` name is moved in: the caller's allocation, then the same one extra.
+        let (allocations, sum) = crew::block_on(async {
+            let names: Vec<String> = (0..N).map(|i| format!("conn-{i}")).collect();
+            let names = std::cell::RefCell::new(names.into_iter());
+            spawn_n(|i| {
+                let name = names.borrow_mut().next().unwrap();
+                crew::task::Builder::new().name(name).spawn(async move { i })
+            })
+            .await
+        });
+        assert_eq!(sum, N * (N - 1) / 2);
+        assert_about_one_allocation_per_task(allocations, 2);
+    });
+}

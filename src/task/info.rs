@@ -9,6 +9,7 @@
 //! - The location is the caller's of the public spawn function (`#[track_caller]` all the way
 //!   down), never a line inside crew.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::fmt;
 use std::num::NonZeroU64;
@@ -141,9 +142,12 @@ const _: () = {
 };
 
 /// The part of a task's identity that only some tasks have.
+/// A task's name: a `&'static str` is kept as it is (no allocation), a `String` is moved in.
+pub(crate) type TaskName = Cow<'static, str>;
+
 #[derive(Debug)]
 struct Extra {
-    name: Option<String>,
+    name: Option<TaskName>,
     record: Option<TaskRecord>,
     /// The set the task was spawned into, for the dump and the reports.
     set: Option<SetLabel>,
@@ -170,7 +174,7 @@ impl Extra {
     /// A named task's: out of the spawn path's line, which most tasks take unnamed.
     #[cold]
     #[inline(never)]
-    fn named(name: String) -> Arc<Extra> {
+    fn named(name: TaskName) -> Arc<Extra> {
         Arc::new(Extra { name: Some(name), record: None, set: None })
     }
 }
@@ -178,7 +182,7 @@ impl Extra {
 impl TaskInfo {
     /// A new task's identity: a fresh id.
     #[inline]
-    pub(crate) fn new(name: Option<String>, location: &'static Location<'static>) -> TaskInfo {
+    pub(crate) fn new(name: Option<TaskName>, location: &'static Location<'static>) -> TaskInfo {
         let extra = name.map(Extra::named);
         TaskInfo { id: TaskId::next(), extra, location }
     }
@@ -334,7 +338,7 @@ mod tests {
 
     #[test]
     fn display_names_the_id_name_and_location() {
-        let info = TaskInfo::new(Some("fetch".to_owned()), Location::caller());
+        let info = TaskInfo::new(Some("fetch".into()), Location::caller());
         let shown = info.to_string();
         assert!(shown.starts_with(&format!("task {} \"fetch\" spawned at ", info.id())), "{shown}");
         assert!(shown.contains(file!()), "{shown}");
