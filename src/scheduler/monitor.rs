@@ -186,11 +186,7 @@ pub(super) fn take_over(
         // Before the new thread runs anything, so that a task run by it sees the counts. The
         // monitor is these counters' one writer.
         shared.counters[index].takeovers.incr();
-        if spare.index as u64 >= shared.slots_used.get() {
-            shared.slots_used.set(spare.index as u64 + 1);
-        }
-        // Relaxed: see `Shared::is_active`.
-        shared.slot_states[spare.index].active.store(true, Ordering::Relaxed);
+        shared.note_active(spare.index);
         // The watcher's rescue, done by the monitor: the stuck core's private task.
         if let Some(runnable) = remote.lifo.take() {
             record_queued(shared, &runnable, Activity::Deque(spare.index));

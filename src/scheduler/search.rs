@@ -96,8 +96,8 @@ impl Core {
         let counters = &shared.counters[self.index];
         counters.steal_attempts.incr();
         // Every core a thread runs (a stuck core taken over included, until its thread gives it
-        // up): spares' queues are empty.
-        let slots = shared.slots();
+        // up): spares' queues are empty, and those that never ran are not even looked at.
+        let slots = shared.active_slots();
         let (start, me) = (self.rng.below(slots), self.index);
         let victims = (0..slots)
             .map(|offset| (start + offset) % slots)

@@ -32,7 +32,7 @@ use super::worker::{Core, Pushed};
 use crate::config::Config;
 use crate::sync::{
     fence, lock, planted_bug, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex, Ordering,
-    SingleWriterCounter, Stealer, Worker,
+    Stealer, Worker,
 };
 
 /// Which pool a [`Shared`] is: the global one, never dropped, or a private one, whose live tasks
@@ -67,14 +67,15 @@ pub(crate) struct Shared {
     /// Each core slot's state (running or spare, worker number), read-mostly: apart from
     /// `remotes`, whose lines their owners write at every poll.
     pub(super) slot_states: Box<[SlotState]>,
+    /// The slots that have ever been active, a prefix (spares are handed out lowest index
+    /// first): the workers, then the spares a takeover handed out. Sweeps over the cores (the
+    /// steals, the re-scan before parking, the watcher's term) walk only these, not every spare.
+    active_prefix: AtomicUsize,
     pub(super) sleepers: Sleepers,
     /// Each core slot's counters, by core index, each on lines of its own (see `counters.rs`).
     pub(crate) counters: Box<[CachePadded<CoreCounters>]>,
     /// What is counted away from the cores.
     pub(crate) outside: CachePadded<OutsideCounters>,
-    /// How many core slots have ever run, a prefix of the slots (spares are handed out lowest
-    /// index first): the workers, then the spares the monitor handed out, its one writer.
-    pub(crate) slots_used: SingleWriterCounter,
     /// The clock of busy time.
     pub(crate) clock: Clock,
     /// The live tasks of a private pool; `None` for the global pool, which is never dropped.
@@ -115,10 +116,10 @@ impl Shared {
             stealers: locals.iter().map(Worker::stealer).collect(),
             remotes: (0..slots).map(|_| CachePadded::new(Remote::new())).collect(),
             slot_states: (0..slots).map(|_| SlotState::spare()).collect(),
+            active_prefix: AtomicUsize::new(workers),
             sleepers: Sleepers::new(workers, slots, config.monitor),
             counters: (0..slots).map(|_| CachePadded::new(CoreCounters::default())).collect(),
             outside: CachePadded::new(OutsideCounters::default()),
-            slots_used: SingleWriterCounter::default(),
             clock: Clock::start(),
             registry: match kind {
                 // The global pool registers its tasks only for the task dump.
@@ -135,7 +136,6 @@ impl Shared {
             kind,
             config,
         });
-        shared.slots_used.set(workers as u64);
         for (index, state) in shared.slot_states.iter().enumerate().take(workers) {
             // Relaxed: set before any thread that reads them starts.
             state.worker.store(index, Ordering::Relaxed);
@@ -165,6 +165,23 @@ impl Shared {
         // Relaxed: written before the thread that runs the core starts, or by the monitor for a
         // spare it is about to start; read for names and reports.
         self.slot_states[index].worker.load(Ordering::Relaxed)
+    }
+
+    /// The slots a sweep over the cores must look at: every slot at or past it is a spare that
+    /// never ran, whose queues are empty.
+    #[inline]
+    pub(super) fn active_slots(&self) -> usize {
+        // Relaxed: as `is_active`'s; a core a takeover hands out starts with the only task the
+        // monitor moved, which its new thread runs.
+        self.active_prefix.load(Ordering::Relaxed)
+    }
+
+    /// Core `index`, a spare a takeover hands out, is active from now on.
+    pub(super) fn note_active(&self, index: usize) {
+        // Relaxed: see `active_slots`. The monitor is the one writer.
+        self.active_prefix.fetch_max(index + 1, Ordering::Relaxed);
+        // Relaxed: see `is_active`.
+        self.slot_states[index].active.store(true, Ordering::Relaxed);
     }
 
     /// True unless core `index` is a spare, whose queues are empty.
@@ -219,7 +236,7 @@ impl Shared {
     /// Where a task is queued, for the re-scan of worker `me` before it parks: a shared queue
     /// first, else another core's LIFO slot. Takes nothing.
     pub(super) fn queued(&self, me: usize) -> Queued {
-        let active = || (0..self.slots()).filter(|&index| self.is_active(index));
+        let active = || (0..self.active_slots()).filter(|&index| self.is_active(index));
         if !self.injector.is_empty() || active().any(|index| !self.stealers[index].is_empty()) {
             return Queued::Stealable;
         }

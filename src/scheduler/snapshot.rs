@@ -17,7 +17,7 @@ impl Shared {
     /// A snapshot of this pool's counters (see [`Metrics`]).
     pub(crate) fn metrics(&self) -> Metrics {
         let now = self.clock.now();
-        let used = usize::try_from(self.slots_used.get()).unwrap_or(usize::MAX).min(self.slots());
+        let used = self.active_slots();
         let mut workers = Vec::with_capacity(used);
         let mut total = WorkerMetrics::default();
         // Ends first, spawns after: a task that ends meanwhile is then counted as spawned (a

@@ -53,7 +53,7 @@ impl Watch {
     pub(super) fn start(shared: &Shared) -> Watch {
         Watch {
             deadline: Deadline::after(WATCH_INTERVAL),
-            progress: shared.remotes.iter().map(|remote| remote.progress.load()).collect(),
+            progress: shared.remotes[..shared.active_slots()].iter().map(|remote| remote.progress.load()).collect(),
         }
     }
 
@@ -69,7 +69,8 @@ impl Watch {
             // Woken early (by a notify): the owners had less than an interval.
             return;
         }
-        for (index, remote) in shared.remotes.iter().enumerate() {
+        // A core a takeover handed out during the term is not in `progress`: the next term's.
+        for (index, remote) in shared.remotes[..self.progress.len()].iter().enumerate() {
             if index == me || !shared.is_active(index) || !remote.progress.load().same_as(self.progress[index]) {
                 continue;
             }
