@@ -12,7 +12,11 @@
 //!
 //! A second model checks the bare protocol (`crew::__loom::Sleepers`, the real `src/scheduler/sleep/`):
 //! an owner's private push racing the other worker's parking, re-scan and taking of the role
-//! never leaves that worker parked for good with the task unseen.
+//! never leaves that worker parked for good with the task unseen. The slot is a loom mutex, as
+//! crew's `Slot` is under loom; `notify_private` has no fence, which is sound in a normal build
+//! because the push there is a SeqCst read-modify-write (a C11 argument loom cannot check, since
+//! it treats SeqCst as AcqRel: `src/scheduler/sleep/README.md`, checked with Relacy in
+//! `loom-tests/relacy/`).
 //!
 //! Planted bugs (`--cfg crew_bug=...`), each caught by the first model; `no_private_notify` and
 //! `watcher_kept` by the second as well (`no_watch` is in `Core::prepare_park`, which the bare
@@ -28,7 +32,7 @@ use std::sync::Arc as StdArc;
 
 use crew::__loom::Sleepers;
 use crew_loom_tests::support::{model, Count};
-use loom::sync::atomic::{fence, AtomicBool, Ordering::SeqCst};
+use loom::sync::atomic::{fence, Ordering::SeqCst};
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
 
@@ -73,12 +77,13 @@ fn the_watcher_runs_a_lifo_task_its_blocked_owner_cannot() {
 fn a_private_push_racing_a_parking_worker_is_seen_or_wakes_it() {
     model(3, || {
         let sleepers = Arc::new(Sleepers::new(2));
-        // Worker 1 runs a task that pushes a task into its own LIFO slot (here a flag).
-        let slot = Arc::new(AtomicBool::new(false));
+        // Worker 1 runs a task that pushes a task into its own LIFO slot (here a flag behind a
+        // mutex, as crew's slot is under loom).
+        let slot = Arc::new(Mutex::new(false));
         let owner = {
             let (sleepers, slot) = (sleepers.clone(), slot.clone());
             thread::spawn(move || {
-                slot.store(true, SeqCst);
+                *slot.lock().unwrap() = true;
                 sleepers.notify_private();
             })
         };
@@ -86,7 +91,7 @@ fn a_private_push_racing_a_parking_worker_is_seen_or_wakes_it() {
         let mut watching = false;
         if sleepers.list_parked(0, false) {
             fence(SeqCst);
-            if slot.load(SeqCst) {
+            if *slot.lock().unwrap() {
                 watching = sleepers.try_become_watcher(0);
             }
         }

@@ -128,12 +128,18 @@ impl Sleepers {
 
     /// `notify_private` (the same wake, uncounted, for tests and loom), counted in `source`'s
     /// metrics.
+    ///
+    /// No fence before the state's load: the push into an empty LIFO slot is a SeqCst
+    /// read-modify-write, and with the load also SeqCst, the two are in the single order of
+    /// SeqCst operations with the parker's listing and re-scan, which rules out a lost wakeup
+    /// (`README.md`, "The private notify needs no fence"; checked with Relacy,
+    /// `loom-tests/relacy/`). A displacing push notifies through `notify_one`, fenced.
     #[inline]
     pub(super) fn notify_private_from(&self, source: WakeSource<'_>) -> bool {
         if planted_bug!("no_private_notify") {
             return false;
         }
-        self.notify(true, Some(source))
+        self.notify_fenced(true, Some(source))
     }
 
     /// As [`notify_one`](Sleepers::notify_one), after pushing a task onto the calling worker's
@@ -145,7 +151,7 @@ impl Sleepers {
         if planted_bug!("no_private_notify") {
             return false;
         }
-        self.notify(true, None)
+        self.notify_fenced(true, None)
     }
 
     /// [`notify_one_from`](Sleepers::notify_one_from) for a caller that has issued a SeqCst
