@@ -27,10 +27,11 @@ use crate::sync::Arc;
 use crate::task::{self, Build, OnTaskEnd, Runnable, TaskInfo};
 
 impl Shared {
-    /// Spawns `task` (a future, built by [`Build`]) as the task `info` on this pool, scheduled by `schedule`. `end` is told
-    /// when the task ends (after its registry entry goes, if the pool keeps a registry). `place`
-    /// gets the task's handle before the task can first run (a set files its member's handle
-    /// there, so that no end comes before it); what it returns is returned.
+    /// Spawns `task` (a future, built by [`Build`]) as the task `info` on this pool, scheduled
+    /// by `schedule`. `end` is told when the task ends (after its registry entry goes, if the
+    /// pool keeps a registry). `place` gets the task's handle before the task can first run (a
+    /// set files its member's handle there, so that no end comes before it); what it returns is
+    /// returned.
     #[inline]
     pub(crate) fn spawn<P, B, S, E, R>(
         &self,
