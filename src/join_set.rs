@@ -5,9 +5,10 @@
 //! - A member's spawn files its handle in the set (a lock-free push) before the member can
 //!   first run; its [`OnTaskEnd`] pushes its id to the set's ended queue when its future is
 //!   dropped (finished, panicked, cancelled or aborted), then wakes the one waiting in
-//!   `join_next` or `shutdown`. So an ended id always finds its handle, `join_next` never polls
-//!   a member that has not ended (no O(members) sweep), and `shutdown` knows when every
-//!   member's future is gone.
+//!   `join_next` or `shutdown`. So an ended id always finds its handle (in the members' map,
+//!   or still in the filed queue if it was filed after the joiner took the lock: a joiner that
+//!   does not find an id looks there again), `join_next` never polls a member that has not
+//!   ended (no O(members) sweep), and `shutdown` knows when every member's future is gone.
 //! - A `JoinSet`'s spawns and ends take no lock: the lock is the joiners' (and aborts'), who
 //!   move filed handles into the members' map. A `TaskGroup`'s end takes it to drop the handle.
 //! - The set's lock is never held while user code runs or while a member's handle is dropped
@@ -167,10 +168,26 @@ impl<T, P: Policy> Inner<T, P> {
     fn state(&self) -> MutexGuard<'_, State<T, P>> {
         // No code under this lock panics halfway; take the state as it is.
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        self.take_spawned(&mut state);
+        state
+    }
+
+    /// Moves every handle filed in `spawned` so far into `state`.
+    fn take_spawned(&self, state: &mut State<T, P>) {
         while let Some((id, handle)) = self.spawned.pop() {
             state.members.insert(id, Member { handle: Some(handle), ended: false, aborted: false });
         }
-        state
+    }
+
+    /// Whether `id`, taken from `ended` under the lock, is a member. Its handle may still be in
+    /// `spawned`: the member may have been filed, run and ended after the lock was taken. Its
+    /// handle was pushed before its id, so a look at `spawned` now finds it; not found then, it
+    /// was detached or cleared by `shutdown`.
+    fn is_member(&self, state: &mut State<T, P>, id: TaskId) -> bool {
+        if !state.members.contains_key(&id) {
+            self.take_spawned(state);
+        }
+        state.members.contains_key(&id)
     }
 
     /// [`state`](Inner::state), with every end so far taken from `ended` into `ready`, so that
@@ -178,8 +195,8 @@ impl<T, P: Policy> Inner<T, P> {
     fn state_with_ends(&self) -> MutexGuard<'_, State<T, P>> {
         let mut state = self.state();
         while let Some(id) = self.ended.pop() {
-            if let Some(member) = state.members.get_mut(&id) {
-                member.ended = true;
+            if self.is_member(&mut state, id) {
+                state.members.get_mut(&id).expect("the member was just found").ended = true;
                 state.ready.push_back(id);
             }
         }
@@ -187,9 +204,12 @@ impl<T, P: Policy> Inner<T, P> {
     }
 
     /// Takes every member out (and forgets every end), for `shutdown`, `detach_all` and drop.
+    /// Ends are forgotten before the handles are taken: an end pushed meanwhile is of a member
+    /// taken here (skipped when joined) or of one filed after (joined later).
     fn take_all(&self) -> Vec<Member<T, P>> {
-        let mut state = self.state();
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         while self.ended.pop().is_some() {}
+        self.take_spawned(&mut state);
         state.ready.clear();
         state.members.drain().map(|(_, member)| member).collect()
     }
@@ -299,8 +319,10 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
             let Some(id) = self.next_ended(&mut state, cx) else {
                 return if state.members.is_empty() { Poll::Ready(None) } else { Poll::Pending };
             };
-            // Not there: detached, or cleared by `shutdown`.
-            let Some(member) = state.members.remove(&id) else { continue };
+            if !self.is_member(&mut state, id) {
+                continue;
+            }
+            let member = state.members.remove(&id).expect("the member was just found");
             drop(state);
             let Some(mut handle) = member.handle else {
                 if P::SKIP_ABORTED {
@@ -328,7 +350,10 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
         loop {
             let mut state = self.state();
             let id = state.ready.pop_front().or_else(|| self.ended.pop())?;
-            let Some(member) = state.members.get(&id) else { continue };
+            if !self.is_member(&mut state, id) {
+                continue;
+            }
+            let member = &state.members[&id];
             let ready = member.aborted || member.handle.as_ref().is_some_and(JoinHandle::is_finished);
             if !ready {
                 state.members.get_mut(&id).expect("the member was just found").ended = true;
