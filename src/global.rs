@@ -156,7 +156,7 @@ where
     let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
         shared().schedule(runnable, info.woken_while_running);
     });
-    shared().spawn(info, task, schedule, (Global, end), place)
+    shared().spawn(info, None, task, schedule, (Global, end), place)
 }
 
 /// A snapshot of the global pool's counters (starting the pool if it has not started): polls,

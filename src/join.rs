@@ -30,7 +30,7 @@ use crate::policy::{Outcome, Policy, Propagate};
 use std::sync::Arc;
 
 use crate::sync::planted_bug;
-use crate::task::{TaskId, TaskInfo, TaskOutput};
+use crate::task::{TaskId, TaskMeta, TaskOutput};
 
 /// A handle to a spawned task; awaiting it yields the task's output as its policy `P` says.
 ///
@@ -66,7 +66,7 @@ pub struct JoinHandle<T, P: Policy = Propagate> {
 const RETURNED: u64 = 1 << 63;
 
 /// async-task's handle on a task, as crew's tasks carry it.
-pub(crate) type Fallible<T> = FallibleTask<TaskOutput<T>, TaskInfo>;
+pub(crate) type Fallible<T> = FallibleTask<TaskOutput<T>, TaskMeta>;
 
 /// Where a [`JoinHandle`]'s task is.
 enum Task<T> {
@@ -83,8 +83,8 @@ pub(crate) const POLLED_AFTER_RETURN: &str =
     "crew: a JoinHandle was polled again after it returned its task's output (a handle yields its output once)";
 
 impl<T, P: Policy> JoinHandle<T, P> {
-    pub(crate) fn new(task: async_task::Task<TaskOutput<T>, TaskInfo>) -> JoinHandle<T, P> {
-        let id = task.metadata().id().as_u64();
+    pub(crate) fn new(task: async_task::Task<TaskOutput<T>, TaskMeta>) -> JoinHandle<T, P> {
+        let id = task.metadata().info().id().as_u64();
         debug_assert_eq!(id & RETURNED, 0, "task ids never reach 2^63");
         JoinHandle { task: std::sync::Mutex::new(Task::Owned(task.fallible())), id_returned: id, policy: PhantomData }
     }

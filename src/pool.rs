@@ -285,7 +285,7 @@ where
     B: crate::task::Build,
     E: crate::task::OnTaskEnd,
 {
-    shared.spawn(info, task, scheduler::schedule_on(shared), end, place)
+    shared.spawn(info, Some(shared.clone()), task, scheduler::schedule_private(), end, place)
 }
 
 impl Drop for Pool {

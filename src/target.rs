@@ -6,8 +6,8 @@
 //!   the way down, so the task's location is the user's call.
 //! - [`Target::Current`] is resolved at the spawn, on the spawning thread: the private pool the
 //!   thread works for or blocks in (`scheduler/context.rs`), else the global pool.
-//! - A private pool's tasks hold a reference to the pool in their schedule function; the global
-//!   pool's hold none (it is never dropped).
+//! - A private pool's tasks hold a reference to the pool in their metadata (their schedule
+//!   function captures nothing); the global pool's hold none (it is never dropped).
 
 use std::convert;
 use std::future::Future;

@@ -151,6 +151,30 @@ pub(super) fn schedule_local(
     }
 }
 
+/// Puts `runnable` into the current thread's core and wakes whom the push needs, if this thread
+/// runs a worker of the pool at `pool` (a private pool's task's schedule function: the worker's
+/// own reference reaches the pool, so the task's is not cloned). `Err(runnable)` if it belongs
+/// in the injector.
+#[inline]
+pub(super) fn schedule_on_own_core(
+    pool: *const Shared,
+    runnable: Runnable,
+    woken_while_running: bool,
+) -> Result<(), Runnable> {
+    let mut task = Some(runnable);
+    // The notify runs under this thread's context borrow: it never reads the context.
+    with_core(|current, core| {
+        if std::ptr::eq(Arc::as_ptr(current), pool) {
+            let pushed = core.push(current, task.take().expect("taken once"), woken_while_running);
+            current.notify_pushed(pushed);
+        }
+    });
+    match task {
+        None => Ok(()),
+        Some(runnable) => Err(runnable),
+    }
+}
+
 /// Counts the end of one of `shared`'s tasks: on this thread's core if it runs one of that
 /// pool's, else as outside the workers.
 #[inline]

@@ -11,7 +11,7 @@ use crate::task::{Activity, Runnable};
 #[inline]
 pub(super) fn record_queued(shared: &Shared, runnable: &Runnable, queued_in: Activity) {
     if shared.keeps_task_records() {
-        if let Some(record) = runnable.metadata().record() {
+        if let Some(record) = runnable.metadata().info().record() {
             record.queued(queued_in);
         }
     }

@@ -103,4 +103,4 @@ mod worker;
 pub(crate) use context::{count_task_end, current_private_pool, enter_pool, hand_off_core, try_hand_off_core};
 
 pub(crate) use shared::{PoolKind, Shared};
-pub(crate) use spawn::schedule_on;
+pub(crate) use spawn::schedule_private;

@@ -209,7 +209,8 @@ mod tests {
     /// An empty task, never run: its `Runnable` only stands in a queue.
     fn task() -> crate::task::Runnable {
         let info = crate::task::TaskInfo::new(None, std::panic::Location::caller());
-        let (runnable, task) = async_task::Builder::new().metadata(info).spawn(|_| async {}, |_| {});
+        let (runnable, task) =
+            async_task::Builder::new().metadata(crate::task::TaskMeta::new(info, None)).spawn(|_| async {}, |_| {});
         task.detach();
         runnable
     }

@@ -80,7 +80,7 @@ pub(crate) struct Shared {
     pub(crate) clock: Clock,
     /// The live tasks of a private pool; `None` for the global pool, which is never dropped.
     /// Its own `Arc`, so that each task's reference to it does not share a cache line with the
-    /// references its schedule function holds to `Shared`.
+    /// references its metadata holds to `Shared`.
     registry: Option<Arc<Registry>>,
     pub(super) shutdown: AtomicBool,
     /// Set by shutdown before its last drain of the injector: from then on, whoever pushes a
@@ -266,14 +266,29 @@ impl Shared {
     #[inline]
     fn schedule_counted(&self, runnable: Runnable, woken_while_running: bool, spawned: bool) {
         match context::schedule_local(self, runnable, woken_while_running, spawned) {
-            Ok(Pushed::Stealable(index)) => {
+            Ok(pushed) => self.notify_pushed(pushed),
+            Err(runnable) => {
+                if spawned {
+                    self.outside.spawned.incr();
+                }
+                self.push_remote(runnable);
+            }
+        }
+    }
+
+    /// After a push into a worker's own queues (by a thread running that worker): wakes whom
+    /// the push needs.
+    #[inline]
+    pub(super) fn notify_pushed(&self, pushed: Pushed) {
+        match pushed {
+            Pushed::Stealable(index) => {
                 if !planted_bug!("no_local_notify") {
                     self.sleepers.notify_one_from(WakeSource::Core(&self.counters[index]));
                 }
             }
             // Into this worker's LIFO slot: this worker will take it, unless it is stuck inside a
             // poll, in which case the watcher will (see `watch.rs`).
-            Ok(Pushed::Lifo(index)) => {
+            Pushed::Lifo(index) => {
                 if !planted_bug!("no_local_notify") {
                     self.sleepers.notify_private_from(WakeSource::Core(&self.counters[index]));
                 }
@@ -281,14 +296,8 @@ impl Shared {
             // Pushed from inside the reactor onto this thread's own parked core: it wakes itself
             // and runs the task, rather than wake another worker. If it was already picked, its
             // token is on the way and the task is in its queues all the same.
-            Ok(Pushed::OwnParkedCore(index)) => {
+            Pushed::OwnParkedCore(index) => {
                 self.sleepers.wake_self(index);
-            }
-            Err(runnable) => {
-                if spawned {
-                    self.outside.spawned.incr();
-                }
-                self.push_remote(runnable);
             }
         }
     }

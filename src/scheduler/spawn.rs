@@ -18,17 +18,18 @@
 
 use async_task::{Schedule, ScheduleInfo, WithInfo};
 
-use super::context::shard_hint;
+use super::context::{self, shard_hint};
 use super::registry::Registration;
 use super::shared::Shared;
 use crate::join::JoinHandle;
 use crate::policy::Policy;
 use crate::sync::Arc;
-use crate::task::{self, Build, OnTaskEnd, Runnable, TaskInfo};
+use crate::task::{self, Build, OnTaskEnd, Runnable, TaskInfo, TaskMeta};
 
 impl Shared {
     /// Spawns `task` (a future, built by [`Build`]) as the task `info` on this pool, scheduled
-    /// by `schedule`. `end` is told when the task ends (after its registry entry goes, if the
+    /// by `schedule`; `pool` is this pool's own reference for the task's metadata if it is a
+    /// private pool ([`schedule_private`] reaches it there). `end` is told when the task ends (after its registry entry goes, if the
     /// pool keeps a registry). `place` gets the task's handle before the task can first run (a
     /// set files its member's handle there, so that no end comes before it); what it returns is
     /// returned.
@@ -36,6 +37,7 @@ impl Shared {
     pub(crate) fn spawn<P, B, S, E, R>(
         &self,
         info: TaskInfo,
+        pool: Option<Arc<Shared>>,
         task: B,
         schedule: S,
         end: E,
@@ -44,7 +46,7 @@ impl Shared {
     where
         P: Policy,
         B: Build,
-        S: Schedule<TaskInfo> + Send + Sync + 'static,
+        S: Schedule<TaskMeta> + Send + Sync + 'static,
         E: OnTaskEnd,
     {
         // A set's member carries its set's name only where it is shown: the dump, the reports.
@@ -53,7 +55,7 @@ impl Shared {
             _ => info,
         };
         let Some(registry) = self.registry() else {
-            let (runnable, handle) = task.build(info, end, schedule);
+            let (runnable, handle) = task.build(TaskMeta::new(info, pool), end, schedule);
             let placed = place(handle);
             self.schedule_spawned(runnable);
             return placed;
@@ -64,10 +66,10 @@ impl Shared {
         let (id, location) = (info.id(), info.location());
         let build = |key| {
             let registration = Registration::new(registry.clone(), key);
-            task.build::<P, S, _>(info, (registration, end), schedule)
+            task.build::<P, S, _>(TaskMeta::new(info, pool), (registration, end), schedule)
         };
         let entry = |(runnable, _): &(Runnable, JoinHandle<B::Output, P>)| {
-            (runnable.waker(), records.then(|| runnable.metadata().clone()))
+            (runnable.waker(), records.then(|| runnable.metadata().info().clone()))
         };
         match registry.register(shard_hint(), build, entry) {
             Ok((runnable, handle)) => {
@@ -86,10 +88,19 @@ impl Shared {
     }
 }
 
-/// The schedule function of a private pool's tasks: each holds a reference to the pool.
-pub(crate) fn schedule_on(shared: &Arc<Shared>) -> impl Schedule<TaskInfo> + Send + Sync + 'static {
-    let for_schedule = shared.clone();
-    WithInfo(move |runnable: Runnable, info: ScheduleInfo| {
-        for_schedule.schedule(runnable, info.woken_while_running);
+/// The schedule function of a private pool's tasks. It captures nothing, so async-task takes
+/// no reference to the task for the call (as it must for a function with captures). The pool
+/// is the one in the task's metadata: reached through the worker's own reference when one of
+/// the pool's workers schedules it; else through a clone of the metadata's, since once pushed
+/// the task may run and be freed on another worker while this call still uses the pool.
+pub(crate) fn schedule_private() -> impl Schedule<TaskMeta> + Send + Sync + 'static {
+    WithInfo(|runnable: Runnable, info: ScheduleInfo| {
+        let pool = runnable.metadata().pool().expect("a private pool's task carries its pool");
+        let home = Arc::as_ptr(pool);
+        let Err(runnable) = context::schedule_on_own_core(home, runnable, info.woken_while_running) else {
+            return;
+        };
+        let pool = runnable.metadata().pool().expect("a private pool's task carries its pool").clone();
+        pool.push_remote(runnable);
     })
 }

@@ -142,7 +142,7 @@ impl Core {
     pub(super) fn begin_poll(&mut self, shared: &Shared, runnable: &Runnable) {
         let remote = &shared.remotes[self.index];
         if shared.records_polls() {
-            remote.record_poll(runnable.metadata());
+            remote.record_poll(runnable.metadata().info());
         }
         if shared.keeps_task_records() {
             self.begin_recorded_poll(runnable);
@@ -177,9 +177,9 @@ impl Core {
     #[cold]
     #[inline(never)]
     fn begin_recorded_poll(&mut self, runnable: &Runnable) {
-        if let Some(record) = runnable.metadata().record() {
+        if let Some(record) = runnable.metadata().info().record() {
             record.running(self.index);
-            self.polling_task = Some(runnable.metadata().clone());
+            self.polling_task = Some(runnable.metadata().info().clone());
         }
     }
 

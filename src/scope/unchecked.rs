@@ -17,7 +17,7 @@ use async_task::Schedule;
 use super::task::ScopedTask;
 use crate::join::JoinHandle;
 use crate::policy::Policy;
-use crate::task::{Build, OnTaskEnd, Runnable, TaskFuture, TaskInfo};
+use crate::task::{Build, OnTaskEnd, Runnable, TaskFuture, TaskMeta};
 
 /// A scoped task, for a pool to spawn ([`Build`]). Only `Scope::spawn_to` makes one.
 pub(super) struct Borrowing<'scope, F>(pub(super) ScopedTask<'scope, F>)
@@ -32,13 +32,13 @@ where
 {
     type Output = ();
 
-    fn build<P, S, E>(self, info: TaskInfo, end: E, schedule: S) -> (Runnable, JoinHandle<(), P>)
+    fn build<P, S, E>(self, meta: TaskMeta, end: E, schedule: S) -> (Runnable, JoinHandle<(), P>)
     where
         P: Policy,
-        S: Schedule<TaskInfo> + Send + Sync + 'static,
+        S: Schedule<TaskMeta> + Send + Sync + 'static,
         E: OnTaskEnd,
     {
-        let future = TaskFuture::<ScopedTask<'scope, F>, P, E>::new(self.0, end, &info);
+        let future = TaskFuture::<ScopedTask<'scope, F>, P, E>::new(self.0, end, meta.info());
         // SAFETY: `spawn_unchecked` asks three things of a future that is not `'static` and
         // whose type is `Send` (as here: `F`, its output, the schedule function and `E` are all
         // `Send`, and the schedule function and the metadata are `'static`):
@@ -56,7 +56,7 @@ where
         // - `Send` bounds: the future is `Send`, so running and dropping its `Runnable` on
         //   any thread is sound; the schedule function is `Send + Sync + 'static`.
         let (runnable, task) =
-            unsafe { async_task::Builder::new().metadata(info).spawn_unchecked(move |_| future, schedule) };
+            unsafe { async_task::Builder::new().metadata(meta).spawn_unchecked(move |_| future, schedule) };
         (runnable, JoinHandle::new(task))
     }
 }

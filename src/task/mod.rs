@@ -5,31 +5,33 @@
 //! - Every task, on any pool or the blocking pool, carries a [`TaskInfo`] as async-task's
 //!   metadata, in its single allocation: a process-unique id, the name given to the builder if
 //!   any, and the caller's location of the public function that spawned it.
-//! - This module knows no pool (nothing here imports the scheduler): spawning code builds the
-//!   `Runnable`/handle pair from what a pool gives it, and the pool schedules it (`spawn.rs`).
+//! - This module calls no pool: spawning code builds the `Runnable`/handle pair from what a pool
+//!   gives it, and the pool schedules it (`spawn.rs`). It names one scheduler type, as data: a
+//!   private pool's task carries a reference to the pool's shared state in its metadata.
 
 //!
-//! # The metadata: a task's [`TaskInfo`], in async-task's header
+//! # The metadata: a task's [`TaskMeta`], in async-task's header
 //!
 //! Every task's allocation starts with async-task's header: its state word (8 bytes), the
 //! awaiter's `Option<Waker>` (16), its vtable pointer (8), crew's metadata, and async-task's
 //! panic flag (1, padded to 8); the schedule function and the future follow. The metadata is
-//! laid out once, here, for what the next features add; `info.rs` asserts each part's size when
-//! the crate compiles (64-bit targets):
+//! laid out once, here, for what the next features add; `info.rs` and this file assert each
+//! part's size when the crate compiles (64-bit targets):
 //!
 //! | part | bytes | who pays |
 //! |---|---|---|
 //! | `id`: [`TaskId`], a `NonZeroU64` | 8 | every task |
 //! | `location`: `&'static Location` of the spawn | 8 | every task |
 //! | `extra`: `Option<Arc<Extra>>`, what only some tasks have (a name, the dump's record) | 8 | every task the pointer; the allocation only named tasks and tasks of a pool with the dump on |
+//! | `pool`: `Option<Arc<Shared>>`, a private pool's task's pool | 8 | every task the word; a private pool's tasks the reference, taken at spawn as its schedule function's was |
 //!
-//! 24 bytes: the header is 64 bytes, one cache line. The rule for later parts: one more word in
-//! line at most, and only where it replaces a word after the header, so that a task's
-//! allocation does not grow; everything that only some tasks have goes out of line, behind
-//! `extra`.
-//! - **The pool** (so that a private pool's schedule function captures nothing): the one word
-//!   in line, a pointer to the pool's shared state. The schedule function's own `Arc` (the 8
-//!   bytes after the header today) goes, so the allocation stays the same size.
+//! The first three are the task's identity, [`TaskInfo`] (24 bytes, `Clone`, what the dump and
+//! the reports copy); with the pool, 32 bytes: the header is 72 bytes. A private pool's schedule
+//! function captures nothing since the pool moved in (its `Arc` was the 8 bytes after the
+//! header), so that its tasks' allocations kept their size and each wake lost a reference
+//! count round trip on the task; a global pool's task pays the word (its allocation grows by 8
+//! bytes, or not at all where the allocator's size class absorbs it). The rule for later
+//! parts: everything that only some tasks have goes out of line, behind `extra`.
 //! - **A task set's membership**: the set's label out of line, in `Extra`, written only in a
 //!   pool that shows it (the dump, slow-poll reports); the set hears of a member's end through
 //!   the member's `OnTaskEnd`, in the future's part of the allocation (a pointer to the set
@@ -57,5 +59,49 @@ pub(crate) use trace::Trace;
 pub(crate) use spawn::TaskFuture;
 pub(crate) use spawn::{refused, Build, OnTaskEnd, Spawnable, TaskOutput};
 
-/// What crew's queues hold: async-task's handle to run a task, with the task's [`TaskInfo`].
-pub(crate) type Runnable = async_task::Runnable<TaskInfo>;
+use crate::scheduler::Shared;
+use crate::sync::Arc;
+
+/// What crew's queues hold: async-task's handle to run a task, with the task's [`TaskMeta`].
+pub(crate) type Runnable = async_task::Runnable<TaskMeta>;
+
+/// async-task's metadata: the task's identity and, for a private pool's task, its pool (see
+/// "The metadata" above). Not `Clone`: copies of the identity (the dump's, the reports') take
+/// the [`TaskInfo`] alone, so that none keeps a pool alive.
+pub(crate) struct TaskMeta {
+    info: TaskInfo,
+    /// The private pool the task belongs to, which its schedule function reaches through this
+    /// (it captures nothing); `None` on the global pool, whose schedule function names it, and
+    /// on the blocking pool.
+    pool: Option<Arc<Shared>>,
+}
+
+// `TaskMeta`'s size (see "The metadata" above).
+#[cfg(all(target_pointer_width = "64", not(loom)))]
+const _: () = assert!(std::mem::size_of::<TaskMeta>() == 32);
+
+impl std::fmt::Debug for TaskMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The identity only: the pool's state is not the task's to print.
+        self.info.fmt(f)
+    }
+}
+
+impl TaskMeta {
+    /// The metadata of the task `info`, of the private pool `pool` if any.
+    pub(crate) fn new(info: TaskInfo, pool: Option<Arc<Shared>>) -> TaskMeta {
+        TaskMeta { info, pool }
+    }
+
+    /// The task's identity.
+    #[inline]
+    pub(crate) fn info(&self) -> &TaskInfo {
+        &self.info
+    }
+
+    /// The private pool the task belongs to, if any.
+    #[inline]
+    pub(crate) fn pool(&self) -> Option<&Arc<Shared>> {
+        self.pool.as_ref()
+    }
+}

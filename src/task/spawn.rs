@@ -35,7 +35,7 @@ use crate::policy::{drop_payload, Payload, Policy};
 
 use super::info::SetLabel;
 use super::trace::{Kind, Trace};
-use super::{Runnable, TaskId, TaskInfo};
+use super::{Runnable, TaskId, TaskInfo, TaskMeta};
 
 /// What a task's future resolves to inside async-task: the value, or the panic payload
 /// (`None` once the `Ignore` policy has dropped it), behind a guard whose `Drop` never unwinds.
@@ -175,20 +175,20 @@ impl<F: Future, P: Policy, E: OnTaskEnd> Future for TaskFuture<F, P, E> {
     }
 }
 
-/// Builds the task `info` around `future`: one allocation holding the future behind
-/// `catch_unwind`, `end` (told when the task ends) and `info` as async-task's metadata, scheduled
+/// Builds the task `meta` around `future`: one allocation holding the future behind
+/// `catch_unwind`, `end` (told when the task ends) and `meta` as async-task's metadata, scheduled
 /// by `schedule`. Returns the [`Runnable`] for its first run, which the caller (a pool)
 /// schedules, and the awaiter's handle.
-pub(crate) fn build<P, F, S, E>(info: TaskInfo, end: E, future: F, schedule: S) -> (Runnable, JoinHandle<F::Output, P>)
+pub(crate) fn build<P, F, S, E>(meta: TaskMeta, end: E, future: F, schedule: S) -> (Runnable, JoinHandle<F::Output, P>)
 where
     P: Policy,
     F: Future + Send + 'static,
     F::Output: Send + 'static,
-    S: Schedule<TaskInfo> + Send + Sync + 'static,
+    S: Schedule<TaskMeta> + Send + Sync + 'static,
     E: OnTaskEnd,
 {
-    let task = TaskFuture::<F, P, E>::new(future, end, &info);
-    let (runnable, task) = async_task::Builder::new().metadata(info).spawn(move |_| task, schedule);
+    let task = TaskFuture::<F, P, E>::new(future, end, meta.info());
+    let (runnable, task) = async_task::Builder::new().metadata(meta).spawn(move |_| task, schedule);
     (runnable, JoinHandle::new(task))
 }
 
@@ -200,12 +200,12 @@ pub(crate) trait Build: Send {
     /// What the task's handle gives.
     type Output: Send + 'static;
 
-    /// The task `info`, scheduled by `schedule`, telling `end` when it ends: its first
+    /// The task `meta`, scheduled by `schedule`, telling `end` when it ends: its first
     /// [`Runnable`] and its handle, as [`build`] gives them.
-    fn build<P, S, E>(self, info: TaskInfo, end: E, schedule: S) -> (Runnable, JoinHandle<Self::Output, P>)
+    fn build<P, S, E>(self, meta: TaskMeta, end: E, schedule: S) -> (Runnable, JoinHandle<Self::Output, P>)
     where
         P: Policy,
-        S: Schedule<TaskInfo> + Send + Sync + 'static,
+        S: Schedule<TaskMeta> + Send + Sync + 'static,
         E: OnTaskEnd;
 }
 
@@ -220,13 +220,13 @@ where
     type Output = F::Output;
 
     #[inline]
-    fn build<P, S, E>(self, info: TaskInfo, end: E, schedule: S) -> (Runnable, JoinHandle<F::Output, P>)
+    fn build<P, S, E>(self, meta: TaskMeta, end: E, schedule: S) -> (Runnable, JoinHandle<F::Output, P>)
     where
         P: Policy,
-        S: Schedule<TaskInfo> + Send + Sync + 'static,
+        S: Schedule<TaskMeta> + Send + Sync + 'static,
         E: OnTaskEnd,
     {
-        build(info, end, self.0, schedule)
+        build(meta, end, self.0, schedule)
     }
 }
 
@@ -237,7 +237,7 @@ pub(crate) fn refused<T: Send + 'static, P: Policy>(
     location: &'static Location<'static>,
 ) -> JoinHandle<T, P> {
     let (runnable, task) = async_task::Builder::new()
-        .metadata(TaskInfo::unnamed(id, location))
+        .metadata(TaskMeta::new(TaskInfo::unnamed(id, location), None))
         .spawn(|_| std::future::pending::<TaskOutput<T>>(), |_| {});
     drop(runnable);
     JoinHandle::new(task)
