@@ -391,7 +391,7 @@ impl Builder {
     /// [`Pool::dump`](crate::Pool::dump) and [`crew::dump`](fn@crate::dump) can list the live
     /// tasks. Off by default (`CREW_TASK_DUMP=on` for the global pool): it costs each task a
     /// small second allocation and each poll and wake a few stores and a clock read
-    /// (`BENCHMARKS.md`, "Cost of the task dump").
+    /// (`docs/performance-notes.md`, "Costs of identity, metrics and the dump").
     ///
     /// # Examples
     ///
