@@ -10,7 +10,7 @@
 //!   private pool's task carries a reference to the pool's shared state in its metadata.
 
 //!
-//! # The metadata: a task's [`TaskMeta`], in async-task's header
+//! # The metadata: a task's `TaskMeta`, in async-task's header
 //!
 //! Every task's allocation starts with async-task's header: its state word (8 bytes), the
 //! awaiter's `Option<Waker>` (16), its vtable pointer (8), crew's metadata, and async-task's
