@@ -96,8 +96,11 @@ pub const DEFAULT_TAKEOVER_AFTER: Duration = Duration::from_millis(10);
 pub const DEFAULT_SLOW_POLL_THRESHOLD: Duration = Duration::from_millis(10);
 
 /// How long a searching worker that found nothing keeps sweeping the queues before it parks,
-/// when [`Builder::spin_before_park`] is not set. `docs/performance-notes.md` ("The spin
-/// before parking") measures it.
+/// when [`Builder::spin_before_park`] is not set and the pool has no more workers than the
+/// process may use CPUs ([`std::thread::available_parallelism`]: the affinity mask and a cgroup
+/// quota count); a pool with more workers than that parks at once, since a spinner would take a
+/// CPU from a worker with work. `docs/performance-notes.md` ("The spin before parking")
+/// measures both.
 ///
 /// # Examples
 ///
@@ -415,7 +418,8 @@ impl Builder {
 
     /// Sets how long a worker that ran out of work, and found none to steal, keeps sweeping
     /// the other workers' queues and the injector before it parks: in
-    /// `0s..=`[`MAX_SPIN_BEFORE_PARK`], [`DEFAULT_SPIN_BEFORE_PARK`] if unset. Work that arrives
+    /// `0s..=`[`MAX_SPIN_BEFORE_PARK`]. If unset: [`DEFAULT_SPIN_BEFORE_PARK`], or no spin
+    /// when the pool has more workers than the CPUs the process may use. Work that arrives
     /// meanwhile (from a plain thread's `block_on`, a foreign wake, another worker) is taken
     /// without a thread wakeup, at the cost of up to this much CPU each time a worker runs dry.
     /// Between sweeps the worker yields its thread (`sched_yield`), so a spinner never keeps a
@@ -520,7 +524,7 @@ impl Builder {
                 return Err(BuildError::setting(format!("Builder::spin_before_park({spin:?})"), SPIN_EXPECTED))
             }
             None if cfg!(miri) => Duration::ZERO,
-            None => DEFAULT_SPIN_BEFORE_PARK,
+            None => default_spin_before_park(workers, std::thread::available_parallelism().ok()),
         };
         let takeover_after = takeover_after.filter(|_| max_stuck_threads > 0);
         // Spare cores serve takeovers only: none without.
@@ -542,6 +546,15 @@ impl Builder {
             #[cfg(all(feature = "tokio", not(loom)))]
             tokio_handle: self.tokio_handle,
         })
+    }
+}
+
+/// The spin before parking of a pool of `workers` that did not set one, where the process may
+/// use `cpus` CPUs (unknown: as if enough): none when the workers outnumber them.
+fn default_spin_before_park(workers: usize, cpus: Option<std::num::NonZeroUsize>) -> Duration {
+    match cpus {
+        Some(cpus) if workers > cpus.get() => Duration::ZERO,
+        _ => DEFAULT_SPIN_BEFORE_PARK,
     }
 }
 
@@ -572,6 +585,25 @@ mod tests {
         assert!(msg.to_string().starts_with("Builder::slow_poll_threshold(3601s) is invalid"), "{msg}");
         let msg = Builder::new().max_stuck_threads(5000).check(Env::none()).unwrap_err().to_string();
         assert_eq!(msg, "Builder::max_stuck_threads(5000) is invalid: expected a number of threads in 0..=1024");
+    }
+
+    #[test]
+    fn a_pool_with_more_workers_than_cpus_parks_without_spinning_unless_told() {
+        let cpus = |n| std::num::NonZeroUsize::new(n);
+        assert_eq!(default_spin_before_park(2, cpus(2)), DEFAULT_SPIN_BEFORE_PARK);
+        assert_eq!(default_spin_before_park(3, cpus(2)), Duration::ZERO);
+        assert_eq!(default_spin_before_park(64, None), DEFAULT_SPIN_BEFORE_PARK, "unknown: as if enough");
+        if cfg!(miri) {
+            return; // no spin by default under miri
+        }
+        let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let config = Builder::new().workers(available).check(Env::none()).unwrap();
+        assert_eq!(config.spin_before_park, DEFAULT_SPIN_BEFORE_PARK);
+        let config = Builder::new().workers(available + 1).check(Env::none()).unwrap();
+        assert_eq!(config.spin_before_park, Duration::ZERO);
+        let spin = Duration::from_micros(5);
+        let config = Builder::new().workers(available + 1).spin_before_park(spin).check(Env::none()).unwrap();
+        assert_eq!(config.spin_before_park, spin, "a spin set on the builder is kept");
     }
 
     #[test]

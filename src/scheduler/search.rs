@@ -6,7 +6,8 @@
 //!   that work it left behind gets a searcher (see `sleep/README.md`).
 //! - A scan starts with a SeqCst fence, which the no-lost-wakeup proof relies on.
 //! - A searcher that found nothing sweeps again for up to the pool's spin before parking
-//!   (`Builder::spin_before_park`, 20 µs by default, zero under loom), yielding its thread
+//!   (`Builder::spin_before_park`: 20 µs by default, none by default in a pool with more
+//!   workers than the process may use CPUs, zero under loom), yielding its thread
 //!   between sweeps, still counted as a searcher, then parks. It spins only if it found a task
 //!   since it last woke or spun, so a worker woken for nothing (the watcher at its deadline, a
 //!   searcher whose work another took) parks again at once. Searchers are capped at half the
