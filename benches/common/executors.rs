@@ -9,8 +9,8 @@
 //! (`Builder::drive_reactor(false)`), to measure what the reactor costs these workloads; with
 //! `CREW_BENCH_TASK_DUMP` set (to anything) it keeps task records (`Builder::task_dump(true)`),
 //! to measure what the task dump costs; with `CREW_BENCH_SPIN_NS=<n>` its workers spin `n`
-//! nanoseconds before they park (`Builder::spin_before_park`; 20 µs if unset, 0 parks at
-//! once), to measure what the spin buys and costs.
+//! nanoseconds before they park (`Builder::spin_before_park`; if unset 20 µs, or none with
+//! more workers than CPUs; 0 parks at once), to measure what the spin buys and costs.
 
 use std::future::Future;
 use std::pin::Pin;
