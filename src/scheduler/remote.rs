@@ -16,15 +16,13 @@ use std::ops::{Deref, DerefMut};
 use std::time::Instant;
 
 use super::progress::Progress;
-use crate::sync::{lock, AtomicBool, AtomicUsize, CachePadded, Mutex, MutexGuard, SingleWriterCounter, Slot};
+use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, MutexGuard, SingleWriterCounter, Slot};
 use crate::task::{Runnable, TaskInfo};
 
 /// A core's LIFO slot and deferred list, and the sign of its progress that the watcher reads.
 pub(super) struct Remote {
     /// The task woken last on this core (by a task it ran), run next. Private (see `watch.rs`).
-    /// On a line of its own: the owner writes it at nearly every poll, and searchers lock the
-    /// deferred list beside it.
-    pub(super) lifo: CachePadded<Slot>,
+    pub(super) lifo: Slot<Runnable>,
     /// Tasks woken while they ran (yields, and any wake during the poll, from any thread), held
     /// back until the owner runs out of other work or reaches its fairness tick. Searchers take
     /// from it as a last resort.
@@ -69,7 +67,7 @@ pub(super) struct CurrentPoll {
 impl Remote {
     pub(super) fn new() -> Remote {
         Remote {
-            lifo: CachePadded::new(Slot::new()),
+            lifo: Slot::new(),
             deferred: Deferred { list: Mutex::new(Vec::new()), len: SingleWriterCounter::default() },
             progress: Progress::default(),
             current: Mutex::new(CurrentPoll::default()),

@@ -13,7 +13,7 @@
 //!   event-listener's `Event` by `event`'s loom condvar (event-listener's blocking wait deadlocks
 //!   under loom), and the clock by `deadline`'s always-passed [`Deadline`] (loom has no time);
 //!   under a normal build all are the real crates' types. The LIFO slot ([`Slot`],
-//!   `slot.rs`) is the workspace's `crew-slot` (one atomic pointer), a loom mutex under loom.
+//!   `slot.rs`) is crossbeam-queue's lock-free one-element queue, a loom mutex under loom.
 //! - Sizes and intervals that loom's models must reach in few steps are written
 //!   [`shrunk_under_loom`]`(normal, loom)` (`GLOBAL_QUEUE_INTERVAL` and `MAX_INTERVAL_BATCH` in
 //!   `scheduler/worker.rs`, the registry's shards per worker in `scheduler/registry.rs`);
