@@ -97,8 +97,8 @@ pub const DEFAULT_SLOW_POLL_THRESHOLD: Duration = Duration::from_millis(10);
 
 /// How long a searching worker that found nothing keeps sweeping the queues before it parks,
 /// when [`Builder::spin_before_park`] is not set and the pool has no more workers than the
-/// process may use CPUs ([`std::thread::available_parallelism`]: the affinity mask and a cgroup
-/// quota count); a pool with more workers than that parks at once, since a spinner would take a
+/// process may use CPUs (`num_cpus::get()`, as for the default worker count: the affinity mask and
+/// a cgroup quota count); a pool with more workers than that parks at once, since a spinner would take a
 /// CPU from a worker with work. `docs/performance-notes.md` ("The spin before parking")
 /// measures both.
 ///
@@ -524,7 +524,8 @@ impl Builder {
                 return Err(BuildError::setting(format!("Builder::spin_before_park({spin:?})"), SPIN_EXPECTED))
             }
             None if cfg!(miri) => Duration::ZERO,
-            None => default_spin_before_park(workers, std::thread::available_parallelism().ok()),
+            // The same count of CPUs as the default worker count's, so a default pool spins.
+            None => default_spin_before_park(workers, std::num::NonZeroUsize::new(num_cpus::get())),
         };
         let takeover_after = takeover_after.filter(|_| max_stuck_threads > 0);
         // Spare cores serve takeovers only: none without.
@@ -596,7 +597,7 @@ mod tests {
         if cfg!(miri) {
             return; // no spin by default under miri
         }
-        let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let available = num_cpus::get();
         let config = Builder::new().workers(available).check(Env::none()).unwrap();
         assert_eq!(config.spin_before_park, DEFAULT_SPIN_BEFORE_PARK);
         let config = Builder::new().workers(available + 1).check(Env::none()).unwrap();
