@@ -56,6 +56,16 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
 fn block_on_here<F: Future>(future: F, location: &'static std::panic::Location<'static>) -> F::Output {
     let trace = Trace::block_on(location);
     let mut future = pin!(future);
+    let _in_block_on = crate::scheduler::InBlockOn::enter();
+    // The thread's local tasks run between the future's polls (`scheduler/local.rs`), unless
+    // this `block_on` is inside one of their polls.
+    let mut poll = |future: Pin<&mut F>, cx: &mut Context<'_>| {
+        let _entered = trace.enter();
+        trace.poll(cx, |cx| future.poll(cx))
+    };
+    if let Some(output) = crate::scheduler::drive_local(future.as_mut(), &mut poll) {
+        return output;
+    }
     thread_local! {
         static CACHE: RefCell<(Parker, Waker)> = RefCell::new(parker_and_waker());
     }

@@ -156,7 +156,18 @@ where
     let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
         shared().schedule(runnable, info.woken_while_running);
     });
-    shared().spawn(info, None, task, schedule, (Global, end), place)
+    shared().spawn(info, None, None, task, schedule, (Global, end), place)
+}
+
+/// Spawns `task` as the task `info` on the global pool, its first run on the least loaded
+/// worker's inbox (`spawn_pinned`, `scheduler/pinned.rs`).
+#[track_caller]
+pub(crate) fn spawn_pinned_on_global<B: Build>(info: TaskInfo, task: B) -> JoinHandle<B::Output> {
+    let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
+        shared().schedule(runnable, info.woken_while_running);
+    });
+    let pinned = shared().pinned_core();
+    shared().spawn(info, None, Some(pinned), task, schedule, (Global, ()), |handle| handle)
 }
 
 /// A snapshot of the global pool's counters (starting the pool if it has not started): polls,

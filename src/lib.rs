@@ -129,6 +129,7 @@ mod global;
 mod interop;
 mod join;
 mod join_set;
+mod local;
 mod metrics;
 #[cfg(not(loom))]
 pub mod net;
@@ -162,6 +163,7 @@ pub use config::{
 pub use dump::{QueuedIn, TaskDump, TaskSnapshot, TaskState};
 pub use global::{dump, metrics, spawn, spawn_with};
 pub use join::JoinHandle;
+pub use local::{spawn_local, spawn_pinned};
 pub use metrics::{BlockingMetrics, Metrics, WorkerMetrics};
 pub use policy::{Catch, Ignore, JoinError, Policy, Propagate, ABORTED_MESSAGE, CANCELLED_MESSAGE};
 pub use pool::Pool;

@@ -115,6 +115,34 @@ impl Pool {
         crate::target::spawn(Target::Private(&self.shared), None, future)
     }
 
+    /// [`crew::spawn_pinned`](crate::spawn_pinned) on this pool: `make` builds the `!Send`
+    /// future on the least loaded of this pool's workers, where it runs as a local task.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::cell::Cell;
+    ///
+    /// let pool = crew::Pool::builder().workers(2).build().unwrap();
+    /// let handle = pool.spawn_pinned(|| async {
+    ///     let count = Cell::new(1);
+    ///     count.set(count.get() + 1);
+    ///     count.get()
+    /// });
+    /// assert_eq!(crew::block_on(handle), 2);
+    /// ```
+    #[track_caller]
+    pub fn spawn_pinned<M, F>(&self, make: M) -> JoinHandle<F::Output>
+    where
+        M: FnOnce() -> F + Send + 'static,
+        F: Future + 'static,
+        F::Output: Send + 'static,
+    {
+        let location = std::panic::Location::caller();
+        let task = crate::task::Spawnable(crate::local::pinned(make, location));
+        spawn_pinned(&self.shared, TaskInfo::new(None, location), task)
+    }
+
     /// Runs `future` to completion on the current thread, as [`crew::block_on`](fn@crate::block_on)
     /// does, with this pool as the current pool: [`crew::spawn`](crate::spawn) inside `future`
     /// (and on this thread until it returns) spawns onto this pool.
@@ -285,7 +313,18 @@ where
     B: crate::task::Build,
     E: crate::task::OnTaskEnd,
 {
-    shared.spawn(info, Some(shared.clone()), task, scheduler::schedule_private(), end, place)
+    shared.spawn(info, Some(shared.clone()), None, task, scheduler::schedule_private(), end, place)
+}
+
+/// Spawns `task` as the task `info` on the private pool `shared`, its first run on the least
+/// loaded worker's inbox (`spawn_pinned`, `scheduler/pinned.rs`).
+pub(crate) fn spawn_pinned<B: crate::task::Build>(
+    shared: &Arc<Shared>,
+    info: TaskInfo,
+    task: B,
+) -> JoinHandle<B::Output> {
+    let pinned = shared.pinned_core();
+    shared.spawn(info, Some(shared.clone()), Some(pinned), task, scheduler::schedule_private(), (), |handle| handle)
 }
 
 impl Drop for Pool {

@@ -21,6 +21,7 @@ use std::hash::{BuildHasher, Hasher};
 
 use crate::task::Runnable;
 
+use super::local::LocalHome;
 use super::shared::{PoolKind, Shared};
 use super::worker::{Core, Pushed};
 use crate::sync::{thread_local, Arc};
@@ -178,6 +179,43 @@ pub(super) fn schedule_on_own_core(
     }
 }
 
+/// The pool this thread works for or blocks in (global or private), if any: a local task
+/// spawned here is registered in its registry.
+pub(super) fn current_pool() -> Option<Arc<Shared>> {
+    with_current(|current| Some(current.shared.clone()))
+}
+
+/// The pool and core this thread runs now, if it runs one.
+pub(super) fn current_core() -> Option<(Arc<Shared>, usize)> {
+    with_core(|shared, core| (shared.clone(), core.index))
+}
+
+/// True on a thread that runs a pool's core, ran one (a worker thread after a hand-off), or
+/// blocks in `Pool::block_on`: where `spawn_local` works outside `crew::block_on`.
+pub(super) fn runs_or_ran_core() -> bool {
+    with_current(|_| Some(())).is_some()
+}
+
+/// Attaches this thread's new local home to the core it runs, if any (see `local.rs`).
+pub(super) fn attach_home(home: &Arc<LocalHome>) {
+    with_core(|shared, core| core.attach_home(shared, home));
+}
+
+/// After a local task was pushed onto this thread's own home: if the thread's core is parked (a
+/// wake from inside the reactor), it wakes itself, as for `Pushed::OwnParkedCore`.
+pub(super) fn wake_own_parked_core() {
+    with_core(|shared, core| {
+        if core.parked {
+            shared.sleepers.wake_self(core.index);
+        }
+    });
+}
+
+/// Counts a local task spawned on this thread's core, if it runs one.
+pub(super) fn count_local_spawn() {
+    with_core(|shared, core| core.counters(shared).local_spawned.incr());
+}
+
 /// Counts the end of one of `shared`'s tasks: on this thread's core if it runs one of that
 /// pool's, else as outside the workers.
 #[inline]
@@ -213,14 +251,19 @@ pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
     let Some((shared, mut core)) = with_current(|current| Some((current.shared.clone(), current.core.take()?))) else {
         return Ok(());
     };
-    // This thread's poll goes on without a core: its record on the core ends here.
+    // This thread's poll goes on without a core: its record on the core ends here, and its
+    // local tasks stay with it (run inside its `block_on`, or after its poll, `local.rs`).
     let _ = core.finish_poll(&shared);
+    core.detach_home(&shared);
     if core.taken_over {
         // Taken over during this poll: a new thread already runs for it. Give this core up.
         shared.give_up_core(core);
         return Ok(());
     }
-    if let Err((core, err)) = Shared::start_worker(&shared, core) {
+    if let Err((mut core, err)) = Shared::start_worker(&shared, core) {
+        if let Some(home) = super::local::this_thread_home() {
+            core.attach_home(&shared, &home);
+        }
         with_current(|current| {
             current.core = Some(core);
             Some(())

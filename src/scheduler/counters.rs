@@ -48,6 +48,10 @@ pub(crate) struct CoreCounters {
     pub(crate) notifies: SingleWriterCounter,
     /// Wakes this core skipped because a worker was already searching.
     pub(crate) notifies_skipped: SingleWriterCounter,
+    /// Local tasks spawned on this core's thread while it ran the core.
+    pub(crate) local_spawned: SingleWriterCounter,
+    /// Local tasks run by this core (polls of its thread's local tasks).
+    pub(crate) local_runs: SingleWriterCounter,
     /// Time spent out of park.
     pub(crate) busy: BusyTime,
 }

@@ -77,10 +77,12 @@
 mod context;
 mod counters;
 mod dump;
+mod local;
 #[cfg(loom)]
 pub mod loom_hook;
 mod monitor;
 mod park;
+mod pinned;
 mod progress;
 mod rand;
 // async-io does not build under loom; loom's configs never drive the reactor.
@@ -102,5 +104,6 @@ mod worker;
 
 pub(crate) use context::{count_task_end, current_private_pool, enter_pool, hand_off_core, try_hand_off_core};
 
+pub(crate) use local::{drive as drive_local, spawn as spawn_local, InBlockOn};
 pub(crate) use shared::{PoolKind, Shared};
 pub(crate) use spawn::schedule_private;

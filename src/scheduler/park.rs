@@ -57,7 +57,7 @@ impl Core {
             self.announce_deque(shared);
             return false;
         }
-        if !self.local.is_empty() {
+        if !self.local.is_empty() || self.has_local_task_locked() || self.has_inbox_task_locked(shared) {
             return false;
         }
         let was_searching = std::mem::replace(&mut self.searching, false);
@@ -81,6 +81,15 @@ impl Core {
                 }
                 Queued::Nothing => {}
             }
+        } else {
+            // Pairs with the fence of a push onto this thread's local tasks or this core's
+            // inbox (`local.rs`, `pinned.rs`), which wake only this worker.
+            fence(Ordering::SeqCst);
+        }
+        // Only this worker takes its local tasks and its inbox: what a push there that did not
+        // see it listed added is seen here (`sleep/README.md`, "Local tasks").
+        if !planted_bug!("local_no_recheck") && (self.has_local_task_locked() || self.has_inbox_task_locked(shared)) {
+            shared.sleepers.wake_self(self.index);
         }
         true
     }

@@ -12,11 +12,13 @@
 //!   (`Shared::records_polls`): without one, the owner writes nothing per poll but the progress
 //!   word.
 
+use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 use std::time::Instant;
 
+use super::local::LocalHome;
 use super::progress::Progress;
-use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, MutexGuard, SingleWriterCounter, Slot};
+use crate::sync::{lock, Arc, AtomicBool, AtomicUsize, Mutex, MutexGuard, SingleWriterCounter, Slot};
 use crate::task::{Runnable, TaskInfo};
 
 /// A core's LIFO slot and deferred list, and the sign of its progress that the watcher reads.
@@ -32,6 +34,19 @@ pub(super) struct Remote {
     pub(super) progress: Progress,
     /// The poll running now, for slow-poll reports (see the module docs).
     pub(super) current: Mutex<CurrentPoll>,
+    /// The local tasks' home of the thread running this core, if it has one: for the metrics
+    /// and `spawn_pinned`'s choice. Locked by the owner only as a home attaches or leaves.
+    pub(super) home: Mutex<Option<Arc<LocalHome>>>,
+    /// `spawn_pinned` tasks sent to this core: only its owner takes them (see `pinned.rs`).
+    pub(super) inbox: Inbox,
+}
+
+/// A core's inbox of `spawn_pinned` tasks' first runs (see `pinned.rs`), its length mirrored for
+/// the owner's look without the lock.
+#[derive(Debug, Default)]
+pub(super) struct Inbox {
+    pub(super) queue: Mutex<VecDeque<Runnable>>,
+    pub(super) len: AtomicUsize,
 }
 
 /// What is known of a core slot besides its queues: read by searchers at every steal sweep and
@@ -71,6 +86,8 @@ impl Remote {
             deferred: Deferred { list: Mutex::new(Vec::new()), len: SingleWriterCounter::default() },
             progress: Progress::default(),
             current: Mutex::new(CurrentPoll::default()),
+            home: Mutex::new(None),
+            inbox: Inbox::default(),
         }
     }
 

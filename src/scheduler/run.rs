@@ -47,7 +47,9 @@ fn run(shared: Arc<Shared>, core: Box<Core>) {
     }
     // Dropped with the context cleared, so that anything the tasks' drops schedule goes to the
     // injector. `None`: the core went to another thread.
-    if let Some(core) = context::leave() {
+    if let Some(mut core) = context::leave() {
+        // The thread's local tasks stay with it (below).
+        core.detach_home(&shared);
         shared.counters[core.index].busy.end(shared.clock.now());
         // Relaxed: read by the monitor's heuristics (is some worker free to take work?) and by
         // loom's checks once the pool is idle.
@@ -58,6 +60,7 @@ fn run(shared: Arc<Shared>, core: Box<Core>) {
             shared.retire_core(core);
         }
     }
+    super::local::finish_worker_thread(&shared);
 }
 
 /// The worker loop on a thread that blocks to park. Returns at shutdown, once the core went to

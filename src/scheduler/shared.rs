@@ -24,6 +24,7 @@ use crate::task::{Activity, Runnable};
 use super::context;
 use super::counters::{Clock, CoreCounters, OutsideCounters};
 use super::dump::record_queued;
+use super::local::LocalHome;
 use super::registry::Registry;
 use super::remote::{Remote, SlotState};
 use super::reporter::Reports;
@@ -99,6 +100,11 @@ pub(crate) struct Shared {
     /// The queue of reports for the slow-poll hook, read by the reporter thread; `None` without
     /// a hook (see `reporter.rs`).
     pub(super) reports: Option<Reports>,
+    /// Worker threads that finish their local tasks after their worker life: shutdown wakes
+    /// them (`local.rs`).
+    pub(super) orphans: Mutex<Vec<Arc<LocalHome>>>,
+    /// Where `spawn_pinned`'s next look for the least loaded core starts (`pinned.rs`).
+    pub(super) pinned_next: AtomicUsize,
     /// Global or private: `crew::spawn` on this pool's threads targets it if private.
     pub(super) kind: PoolKind,
     pub(super) config: Config,
@@ -133,6 +139,8 @@ impl Shared {
             threads: Mutex::new(Vec::with_capacity(workers)),
             spares: Mutex::new(Vec::with_capacity(slots - workers)),
             reports: config.on_slow_poll.is_some().then(Reports::new),
+            orphans: Mutex::new(Vec::new()),
+            pinned_next: AtomicUsize::new(0),
             kind,
             config,
         });

@@ -39,6 +39,7 @@ impl Shared {
         // its own workers does not wait for itself (the fresh thread sees the flag and exits).
         context::hand_off_core();
         self.sleepers.notify_all();
+        self.wake_orphans();
         if let Some(busy) = self.sleepers.monitor_alarm() {
             busy.event.notify(usize::MAX);
         }
@@ -88,6 +89,10 @@ impl Shared {
         drop(lifo);
         let deferred = std::mem::take(&mut *remote.deferred.lock());
         drop(deferred);
+        let inbox = std::mem::take(&mut *lock(&remote.inbox.queue));
+        // Relaxed: see `Inbox`; a push after this sees the shutdown flag (`push_inbox`).
+        remote.inbox.len.store(0, Ordering::Relaxed);
+        drop(inbox);
         drop(core);
         // SeqCst pairs with the loads in `wait_for_cores`.
         if self.cores_running.fetch_sub(1, Ordering::SeqCst) == 1 {
@@ -126,6 +131,7 @@ impl Shared {
         let remote = &self.remotes[core.index];
         let mut queued: Vec<Runnable> = remote.lifo.take().into_iter().collect();
         queued.append(&mut remote.deferred.lock());
+        queued.extend(std::iter::from_fn(|| Core::take_inbox_of(self, core.index)));
         queued.extend(std::iter::from_fn(|| core.local.pop()));
         for runnable in queued {
             if planted_bug!("takeover_drops_queue") {

@@ -34,10 +34,12 @@ impl Shared {
     /// handle before the task can first run (a set files its member's handle there, so that no
     /// end comes before it); what it returns is returned.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn spawn<P, B, S, E, R>(
         &self,
         info: TaskInfo,
         pool: Option<Arc<Shared>>,
+        pinned: Option<Pinned>,
         task: B,
         schedule: S,
         end: E,
@@ -57,7 +59,7 @@ impl Shared {
         let Some(registry) = self.registry() else {
             let (runnable, handle) = task.build(TaskMeta::new(info, pool), end, schedule);
             let placed = place(handle);
-            self.schedule_spawned(runnable);
+            self.first_run(runnable, pinned);
             return placed;
         };
         let records = self.keeps_task_records();
@@ -74,7 +76,7 @@ impl Shared {
         match registry.register(shard_hint(), build, entry) {
             Ok((runnable, handle)) => {
                 let placed = place(handle);
-                self.schedule_spawned(runnable);
+                self.first_run(runnable, pinned);
                 placed
             }
             Err(refused) => {
@@ -84,6 +86,22 @@ impl Shared {
                 drop(refused);
                 placed
             }
+        }
+    }
+}
+
+/// Where a `spawn_pinned` task's first run goes: the inbox of core `.0` (see `pinned.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pinned(pub(super) usize);
+
+impl Shared {
+    /// A new task's first run: where any schedule of this pool's goes, or a pinned task's core's
+    /// inbox.
+    #[inline]
+    fn first_run(&self, runnable: Runnable, pinned: Option<Pinned>) {
+        match pinned {
+            None => self.schedule_spawned(runnable),
+            Some(Pinned(core)) => self.push_inbox(core, runnable),
         }
     }
 }

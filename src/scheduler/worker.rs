@@ -31,12 +31,13 @@ use crate::task::{Activity, Runnable, TaskInfo};
 
 use super::counters::CoreCounters;
 use super::dump::record_queued;
+use super::local::LocalHome;
 use super::rand::FastRand;
 use super::reactor_turn::ReactorTurn;
 use super::shared::Shared;
 use super::sleep::WakeSource;
 use super::watch::Watch;
-use crate::sync::{planted_bug, retry, shrunk_under_loom, Worker};
+use crate::sync::{lock, planted_bug, retry, shrunk_under_loom, Arc, Worker};
 
 /// Every this many ticks, a worker takes a task from the injector before its own queue.
 pub(super) const GLOBAL_QUEUE_INTERVAL: u32 = shrunk_under_loom(61, 2) as u32;
@@ -88,6 +89,9 @@ pub(super) struct Core {
     /// The identity of the task being polled, while its pool keeps task records (the dump).
     polling_task: Option<TaskInfo>,
     pub(super) reactor_turn: ReactorTurn,
+    /// The local tasks' home of the thread that runs this core, once that thread spawned one
+    /// (`local.rs`); taken off before the core goes to another thread (`detach_home`).
+    home: Option<Arc<LocalHome>>,
 }
 
 /// A poll that the monitor flagged while it ran (see [`Core::finish_poll`]).
@@ -133,6 +137,7 @@ impl Core {
             polling: false,
             polling_task: None,
             reactor_turn: ReactorTurn::new(in_reactor),
+            home: None,
         }
     }
 
@@ -269,6 +274,10 @@ impl Core {
             if self.flush_deferred(shared) {
                 self.announce_deque(shared);
             }
+            if let Some(runnable) = self.take_inbox(shared) {
+                self.lifo_polls = 0;
+                return Some(runnable);
+            }
             if let Some(runnable) = self.injector_batch(shared) {
                 self.lifo_polls = 0;
                 return Some(runnable);
@@ -285,12 +294,25 @@ impl Core {
             }
         }
         self.lifo_polls = 0;
+        // Local tasks take every other tick while any is queued: neither they nor the deque
+        // can keep the other waiting.
+        if self.tick % 2 == 1 {
+            if let Some(runnable) = self.take_local_task(shared) {
+                return Some(runnable);
+            }
+        }
         if let Some(runnable) = self.local.pop() {
             return Some(runnable);
         }
         if let Some(runnable) = retry(|| shared.injector.steal_batch_and_pop(&self.local)) {
             self.counters(shared).injector_batches.incr();
             self.announce_deque(shared);
+            return Some(runnable);
+        }
+        if let Some(runnable) = self.take_local_task(shared) {
+            return Some(runnable);
+        }
+        if let Some(runnable) = self.take_inbox(shared) {
             return Some(runnable);
         }
         // Nothing else to do: the yielded tasks' turn, after the reactor's. The first runs now;
@@ -361,6 +383,41 @@ impl Core {
     #[inline]
     pub(super) fn counters<'a>(&self, shared: &'a Shared) -> &'a CoreCounters {
         &shared.counters[self.index]
+    }
+
+    /// A local task of this core's thread (`local.rs`), if one is queued.
+    #[inline]
+    fn take_local_task(&mut self, shared: &Shared) -> Option<Runnable> {
+        let home = self.home.as_ref()?;
+        if !home.has_queued() {
+            return None;
+        }
+        let runnable = home.pop()?;
+        self.counters(shared).local_runs.incr();
+        Some(runnable)
+    }
+
+    /// True if this core's thread has a local task queued, looked at under the queue's lock:
+    /// the re-check of a worker about to park (`park.rs`).
+    pub(super) fn has_local_task_locked(&self) -> bool {
+        self.home.as_ref().is_some_and(|home| !home.is_empty_locked())
+    }
+
+    /// Makes `home`, this thread's, the one this core picks local tasks from, and the one a wake
+    /// from another thread finds this core through.
+    pub(super) fn attach_home(&mut self, shared: &Shared, home: &Arc<LocalHome>) {
+        home.attach(self.index);
+        *lock(&shared.remotes[self.index].home) = Some(home.clone());
+        self.home = Some(home.clone());
+    }
+
+    /// Before this core leaves its thread (handed off, retired, given up): the thread's home
+    /// stays with the thread, which drives it from now on (`local.rs`).
+    pub(super) fn detach_home(&mut self, shared: &Shared) {
+        if let Some(home) = self.home.take() {
+            lock(&shared.remotes[self.index].home).take();
+            home.detach();
+        }
     }
 
     /// The task in this core's LIFO slot, counting the take for the watcher.

@@ -37,8 +37,9 @@
 //!   the member's `OnTaskEnd`, in the future's part of the allocation (a pointer to the set
 //!   and the id). **Abort state** needs no bit in the task: an abort closes the task through
 //!   async-task, via the task the join handle shares with its abort handles (`abort.rs`).
-//! - **A local (`!Send`) task's owner**: out of line too (the owning worker or thread), paid by
-//!   local tasks only.
+//! - **A local (`!Send`) task's owner**: its thread's home (`scheduler/local.rs`), captured by
+//!   the local task's schedule function (8 bytes after the header, one reference count per
+//!   wake), so paid by local tasks only; their metadata's `pool` is `None`.
 
 mod builder;
 pub(crate) mod info;
@@ -57,7 +58,7 @@ pub(crate) use trace::Kind;
 pub(crate) use trace::Trace;
 // `TaskFuture`: also the blocking pool's and `crew::scope`'s.
 pub(crate) use spawn::TaskFuture;
-pub(crate) use spawn::{refused, Build, OnTaskEnd, Spawnable, TaskOutput};
+pub(crate) use spawn::{build_local, refused, Build, OnTaskEnd, Spawnable, TaskOutput};
 
 use crate::scheduler::Shared;
 use crate::sync::Arc;

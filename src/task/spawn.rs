@@ -88,6 +88,19 @@ impl OnTaskEnd for () {
     fn task_ended(&mut self) {}
 }
 
+/// Something to tell, or nothing.
+impl<E: OnTaskEnd> OnTaskEnd for Option<E> {
+    fn task_ended(&mut self) {
+        if let Some(end) = self {
+            end.task_ended();
+        }
+    }
+
+    fn set_label(&self) -> Option<&SetLabel> {
+        self.as_ref().and_then(E::set_label)
+    }
+}
+
 /// Both, in order.
 impl<A: OnTaskEnd, B: OnTaskEnd> OnTaskEnd for (A, B) {
     const KIND: Kind = B::KIND;
@@ -192,6 +205,28 @@ where
     (runnable, JoinHandle::new(task))
 }
 
+/// [`build`] for a local (`!Send`) task, through async-task's `spawn_local`: its future is
+/// polled and dropped only on the calling thread (async-task panics on any other), and its
+/// output is `Send` only if `F::Output` is. The caller (`scheduler/local.rs`) schedules it on
+/// this thread.
+pub(crate) fn build_local<P, F, S, E>(
+    meta: TaskMeta,
+    end: E,
+    future: F,
+    schedule: S,
+) -> (Runnable, JoinHandle<F::Output, P>)
+where
+    P: Policy,
+    F: Future + 'static,
+    F::Output: 'static,
+    S: Schedule<TaskMeta> + Send + Sync + 'static,
+    E: OnTaskEnd,
+{
+    let task = TaskFuture::<F, P, E>::new(future, end, meta.info());
+    let (runnable, task) = async_task::Builder::new().metadata(meta).spawn_local(move |_| task, schedule);
+    (runnable, JoinHandle::new(task))
+}
+
 /// What a pool spawns: something that builds a task's allocation once the pool has said how the
 /// task is scheduled and what it tells at its end. [`Spawnable`] is every `'static` future's
 /// (through [`build`]); `crew::scope`'s borrowing tasks have their own (`scope/unchecked.rs`).
@@ -232,13 +267,12 @@ where
 
 /// The handle of a task that was never spawned (its pool refused it: shutting down), keeping
 /// the identity of the task it stands for: awaiting it reports the task cancelled.
-pub(crate) fn refused<T: Send + 'static, P: Policy>(
-    id: TaskId,
-    location: &'static Location<'static>,
-) -> JoinHandle<T, P> {
+pub(crate) fn refused<T: 'static, P: Policy>(id: TaskId, location: &'static Location<'static>) -> JoinHandle<T, P> {
     let (runnable, task) = async_task::Builder::new()
         .metadata(TaskMeta::new(TaskInfo::unnamed(id, location), None))
-        .spawn(|_| std::future::pending::<TaskOutput<T>>(), |_| {});
+        // `spawn_local`, so that a local task's output need not be `Send`: the future is dropped
+        // here with the `Runnable`, on this thread.
+        .spawn_local(|_| std::future::pending::<TaskOutput<T>>(), |_| {});
     drop(runnable);
     JoinHandle::new(task)
 }

@@ -333,6 +333,19 @@ impl Sleepers {
         true
     }
 
+    /// Wakes worker `index` if it is listed as parked, as [`wake_self`](Sleepers::wake_self)
+    /// does (counted as unparked and searching), for a task queued where only it looks (its
+    /// thread's local tasks, its inbox). Call after the push and a SeqCst fence: this SeqCst load
+    /// of the state either sees the worker's `list_parked`, or the worker's re-check after its
+    /// fence sees the push (`README.md`, "Local tasks"). Returns whether it woke it.
+    pub(super) fn wake_listed(&self, index: usize) -> bool {
+        if self.state().unparked() == self.workers() {
+            // Nobody is parked: the worker runs, and looks at its queues before it parks.
+            return false;
+        }
+        self.wake_self(index)
+    }
+
     /// True if worker `index` is listed as parked.
     #[cfg(any(test, loom))]
     pub(super) fn is_parked(&self, index: usize) -> bool {

@@ -1,0 +1,523 @@
+//! Local (`!Send`) tasks: a thread's own queue, [`LocalHome`], which no other thread runs.
+//!
+//! Invariants:
+//! - A local task belongs to the thread that spawned it: async-task's `spawn_local` checks the
+//!   thread at every poll and at the drop of its future. It is queued only in that thread's
+//!   home: never in a deque, a LIFO slot, a deferred list or the injector, so no searcher,
+//!   watcher, takeover or hand-off moves it.
+//! - A thread's home is made at its first `spawn_local` or `block_on` and lives in the
+//!   thread-local [`HERE`]. The thread drives it in one of three ways: as a worker (the loop
+//!   picks from it, `worker.rs`); inside `block_on`, between polls of the blocked-on future,
+//!   unless that `block_on` runs inside a local task's poll ([`drive`]); and as a worker thread
+//!   whose core went to another thread (handed off, or taken over): it runs its local tasks until
+//!   none is alive, or its pool shuts down, then exits ([`finish_worker_thread`]).
+//! - A task scheduled on its own thread is pushed, and nothing else, unless the thread's core is
+//!   parked (a wake from inside the reactor): then the core wakes itself. From any other thread:
+//!   push, a SeqCst fence, then wake the owner, through the core it runs (`Sleepers::wake_listed`,
+//!   a targeted wake) or, if it runs none, its parker. The owner looks at its queue again after
+//!   every step that precedes a wait: listing its core as parked (then a fence), giving its core
+//!   up (then a fence), and between its parker's tokens. So no wakeup is lost
+//!   (`sleep/README.md`, "Local tasks").
+//! - Every live local task is registered in its home (its waker), and, on a thread that works
+//!   for or blocks in a pool with a registry, in that pool's too (the dump, a private pool's
+//!   drop, `#[crew::test]`'s leftovers). When the thread's worker life ends, or its
+//!   thread-locals are destroyed, the home closes ([`LocalHome::close`]): it refuses new tasks,
+//!   wakes every registered one, and drops every task that reaches its queue until none is
+//!   alive. So every local task is dropped on its own thread, exactly once, and once a home is
+//!   closed no task of it is alive for a late wake to find.
+//! - The main thread's thread-locals are never destroyed: local tasks still pending there when
+//!   the process exits are never dropped (as any value still alive then).
+
+use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc as StdArc;
+use std::task::{Context, Poll, Wake, Waker};
+
+use async_task::{ScheduleInfo, WithInfo};
+
+use super::context;
+use super::registry::{Registration, Registry};
+use super::shared::Shared;
+use crate::join::JoinHandle;
+use crate::policy::Policy;
+use crate::sync::{fence, lock, thread_local, Arc, AtomicBool, AtomicUsize, Mutex, Ordering, Parker};
+use crate::sync::{SingleWriterCounter, Unparker};
+use crate::task::{self, OnTaskEnd, Runnable, TaskInfo, TaskMeta};
+
+/// [`LocalHome::core`] of a thread that runs no core.
+const NO_CORE: usize = usize::MAX;
+
+/// How many local tasks `block_on` runs between two looks at its own future's wake.
+const DRIVE_BATCH: usize = 61;
+
+/// A thread's queue of its own local tasks, and how to wake the thread (see the module docs).
+pub(crate) struct LocalHome {
+    queue: Mutex<VecDeque<Runnable>>,
+    /// `queue`'s length, written under its lock: read without it by the owner's picks and the
+    /// metrics.
+    queued: AtomicUsize,
+    /// The core this thread runs now, [`NO_CORE`] if none: where a wake from another thread
+    /// goes. Set only by the owner.
+    core: AtomicUsize,
+    /// The pool whose core the thread ran when the home was made (`None`: it ran none).
+    pool: Option<Arc<Shared>>,
+    /// Wakes the owner while it runs no core (in `block_on`, or finishing its local tasks).
+    unparker: Unparker,
+    /// The live local tasks' wakers, for [`close`](LocalHome::close).
+    registry: Arc<Registry>,
+    /// Live local tasks: raised at each spawn, lowered at each task's end, both on the owner.
+    live: SingleWriterCounter,
+    /// Set once [`close`](LocalHome::close) began.
+    closed: AtomicBool,
+}
+
+impl std::fmt::Debug for LocalHome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalHome").field("live", &self.live.get()).field("queued", &self.queued()).finish()
+    }
+}
+
+/// What a thread keeps of its own home.
+struct Here {
+    home: Arc<LocalHome>,
+    parker: Parker,
+    /// Local tasks being polled on this thread now (one, unless a local task's poll drives
+    /// another executor that polls local tasks of this thread: only through `block_on`, which
+    /// then does not drive them).
+    polling: Cell<usize>,
+    /// `block_on`'s waker for its future, reused by the outermost `block_on` that drives.
+    main: RefCell<Option<(StdArc<MainWake>, Waker)>>,
+}
+
+thread_local! {
+    // Not `const {}`: loom's `thread_local!` has no const form.
+    #[allow(clippy::missing_const_for_thread_local)]
+    static HERE: OnceCell<Here> = OnceCell::new();
+}
+
+impl Drop for Here {
+    fn drop(&mut self) {
+        // The thread exits: every local task still alive is dropped here, on its thread.
+        self.home.close(&self.parker);
+    }
+}
+
+/// Runs `f` on this thread's [`Here`], making it first (and attaching it to the core the thread
+/// runs, if any). `None` while the thread-locals are being destroyed.
+fn with_here<R>(f: impl FnOnce(&Here) -> R) -> Option<R> {
+    HERE.try_with(|here| {
+        let mut made = false;
+        let here = here.get_or_init(|| {
+            made = true;
+            Here::new()
+        });
+        if made {
+            context::attach_home(&here.home);
+        }
+        f(here)
+    })
+    .ok()
+}
+
+/// This thread's home, if it has one.
+pub(super) fn this_thread_home() -> Option<Arc<LocalHome>> {
+    HERE.try_with(|here| here.get().map(|here| here.home.clone())).ok().flatten()
+}
+
+impl Here {
+    fn new() -> Here {
+        let parker = Parker::new();
+        let core = context::current_core();
+        let home = LocalHome {
+            queue: Mutex::new(VecDeque::new()),
+            queued: AtomicUsize::new(0),
+            core: AtomicUsize::new(NO_CORE),
+            pool: core.map(|(pool, _)| pool),
+            unparker: parker.unparker().clone(),
+            registry: Arc::new(Registry::with_shards(1)),
+            live: SingleWriterCounter::default(),
+            closed: AtomicBool::new(false),
+        };
+        Here { home: Arc::new(home), parker, polling: Cell::new(0), main: RefCell::new(None) }
+    }
+}
+
+impl LocalHome {
+    /// The core this home's thread runs, `core` of the pool it was made on: wakes from other
+    /// threads go there from now on. Called by the owner.
+    pub(super) fn attach(&self, core: usize) {
+        self.core.store(core, Ordering::SeqCst);
+    }
+
+    /// The thread gives its core up: wakes from other threads unpark the thread from now on,
+    /// and the caller, which goes on to drive the home itself, looks at the queue only after
+    /// this fence (pairs with the fence in [`wake_owner`](LocalHome::wake_owner)).
+    pub(super) fn detach(&self) {
+        self.core.store(NO_CORE, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+    }
+
+    /// Whether a task is queued (a hint without the lock; the queue's lock decides).
+    #[inline]
+    pub(super) fn has_queued(&self) -> bool {
+        // Relaxed: a hint for the owner's picks; the owner's re-check before a wait locks the
+        // queue after a SeqCst fence (`park.rs`).
+        self.queued.load(Ordering::Relaxed) > 0
+    }
+
+    /// Tasks queued now, for the metrics.
+    pub(crate) fn queued(&self) -> usize {
+        // Relaxed: a statistic.
+        self.queued.load(Ordering::Relaxed)
+    }
+
+    /// Live local tasks, for the metrics.
+    pub(crate) fn live(&self) -> u64 {
+        self.live.get()
+    }
+
+    /// The next queued task, if any.
+    pub(super) fn pop(&self) -> Option<Runnable> {
+        let mut queue = lock(&self.queue);
+        let runnable = queue.pop_front();
+        // Relaxed: under the lock (see `has_queued`).
+        self.queued.store(queue.len(), Ordering::Relaxed);
+        runnable
+    }
+
+    /// Whether a task is queued, looked at under the queue's lock: the re-check before a wait.
+    pub(super) fn is_empty_locked(&self) -> bool {
+        lock(&self.queue).is_empty()
+    }
+
+    fn push(&self, runnable: Runnable) {
+        let mut queue = lock(&self.queue);
+        queue.push_back(runnable);
+        // Relaxed: under the lock (see `has_queued`).
+        self.queued.store(queue.len(), Ordering::Relaxed);
+    }
+
+    /// A local task's schedule: push, then wake the owner if the push came from another thread
+    /// or the owner's core is parked (see the module docs). Never drops the task (a wake).
+    fn schedule(self: &Arc<Self>, runnable: Runnable) {
+        self.push(runnable);
+        match owner_here(self) {
+            Some(true) => context::wake_own_parked_core(),
+            Some(false) | None => self.wake_owner(),
+        }
+    }
+
+    /// After a push from another thread: a SeqCst fence, then a targeted wake of the core the
+    /// owner runs, or of its parker.
+    fn wake_owner(&self) {
+        // Pairs with the owner's fence after listing its core as parked (`park.rs`) and after
+        // giving the core up (`detach`): either the owner sees the push, or this load sees
+        // what it did.
+        fence(Ordering::SeqCst);
+        let core = self.core.load(Ordering::SeqCst);
+        match (&self.pool, core) {
+            (Some(pool), core) if core != NO_CORE => pool.wake_core(core),
+            _ => self.unparker.unpark(),
+        }
+    }
+
+    /// Closes the home (see the module docs): called by the owner, which then drops every task
+    /// that reaches the queue until none is alive, waiting on `parker` for tasks in flight.
+    fn close(&self, parker: &Parker) {
+        self.closed.store(true, Ordering::SeqCst);
+        for waker in self.registry.close() {
+            waker.wake();
+        }
+        loop {
+            while let Some(runnable) = self.pop() {
+                drop(runnable);
+            }
+            if self.live.get() == 0 {
+                return;
+            }
+            // A task still alive is on its way here: woken just now, or by another thread.
+            if self.is_empty_locked() {
+                parker.park();
+            }
+        }
+    }
+}
+
+/// Whether this thread owns `home`, and if so, whether it runs a core: `Some(true)` on the owner,
+/// which pushed onto its own home; `None` on another thread, or while this thread's locals are
+/// being destroyed.
+fn owner_here(home: &Arc<LocalHome>) -> Option<bool> {
+    let mine = HERE.try_with(|here| here.get().is_some_and(|here| Arc::ptr_eq(&here.home, home))).unwrap_or(false);
+    // Relaxed: the owner reads what it wrote itself.
+    mine.then(|| home.core.load(Ordering::Relaxed) != NO_CORE)
+}
+
+/// What a local task tells at its end: its home's registry and live count.
+struct HomeEnd {
+    home: Arc<LocalHome>,
+    key: super::registry::Key,
+}
+
+impl OnTaskEnd for HomeEnd {
+    fn task_ended(&mut self) {
+        self.home.registry.remove(self.key);
+        // On the owner: a local task's future is dropped on its thread only (async-task
+        // panics elsewhere), so the count has one writer.
+        self.home.live.decr();
+    }
+}
+
+thread_local! {
+    /// `block_on` calls running on this thread now: `spawn_local` works inside them.
+    // Not `const {}`: loom's `thread_local!` has no const form.
+    #[allow(clippy::missing_const_for_thread_local)]
+    static BLOCK_ON_DEPTH: Cell<usize> = Cell::new(0);
+}
+
+/// True inside a `block_on` on this thread.
+fn in_block_on() -> bool {
+    BLOCK_ON_DEPTH.try_with(Cell::get).unwrap_or(0) > 0
+}
+
+/// True while a local task is being polled on this thread.
+fn in_local_poll() -> bool {
+    HERE.try_with(|here| here.get().is_some_and(|here| here.polling.get() > 0)).unwrap_or(false)
+}
+
+/// Spawns the local task `info` from `future` on this thread (see the module docs), registered
+/// in the thread's home and in the registry of the pool the thread works for or blocks in, if
+/// it keeps one. A task refused (the home or the pool closing) has its future dropped here and
+/// a handle that reports it cancelled.
+///
+/// # Panics
+///
+/// On a thread that runs no local tasks (see [`crate::spawn_local`]).
+#[track_caller]
+pub(crate) fn spawn<P, F>(info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
+where
+    P: Policy,
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    if !(context::runs_or_ran_core() || in_block_on() || in_local_poll()) {
+        panic!(
+            "crew::spawn_local works only where crew runs local tasks: inside a task on a crew worker \
+             thread, or inside crew::block_on or Pool::block_on; from any other thread, use crew::spawn_pinned"
+        );
+    }
+    let Some(home) = with_here(|here| here.home.clone()) else {
+        panic!("crew::spawn_local was called while this thread's thread-locals are being destroyed");
+    };
+    let (id, location) = (info.id(), info.location());
+    // Only the owner closes its home: no close can begin between this check and the register.
+    if home.closed.load(Ordering::SeqCst) {
+        return task::refused(id, location);
+    }
+    let pool = context::current_pool();
+    let registry = pool.as_ref().and_then(|pool| pool.registry().cloned());
+    let records = pool.as_ref().is_some_and(|pool| pool.keeps_task_records());
+    let info = if records { info.with_record() } else { info };
+    let schedule = {
+        let home = home.clone();
+        WithInfo(move |runnable: Runnable, _: ScheduleInfo| home.schedule(runnable))
+    };
+    let build = |pool_end: Option<Registration>| {
+        let built = home.registry.register(
+            0,
+            |key| {
+                let end = (HomeEnd { home: home.clone(), key }, pool_end);
+                task::build_local::<P, _, _, _>(TaskMeta::new(info, None), end, Polled { future }, schedule)
+            },
+            |(runnable, _): &(Runnable, JoinHandle<F::Output, P>)| (runnable.waker(), None),
+        );
+        match built {
+            Ok(built) => built,
+            Err(_) => unreachable!("only its owner closes a home, and this one was open"),
+        }
+    };
+    let spawned = match registry {
+        None => Some(build(None)),
+        Some(registry) => registry
+            .register(
+                context::shard_hint(),
+                |key| build(Some(Registration::new(registry.clone(), key))),
+                |(runnable, _): &(Runnable, JoinHandle<F::Output, P>)| {
+                    (runnable.waker(), records.then(|| runnable.metadata().info().clone()))
+                },
+            )
+            .ok(),
+    };
+    // Refused by the pool (shutting down): its future was dropped with the closure, here.
+    let Some((runnable, handle)) = spawned else {
+        return task::refused(id, location);
+    };
+    home.live.incr();
+    context::count_local_spawn();
+    runnable.schedule();
+    handle
+}
+
+pin_project_lite::pin_project! {
+    /// A local task's future, counted in its thread's [`Here::polling`] while polled, so that a
+    /// `block_on` inside it does not run the thread's other local tasks.
+    struct Polled<F> {
+        #[pin]
+        future: F,
+    }
+}
+
+impl<F: Future> Future for Polled<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let _polling = PollingGuard::enter();
+        self.project().future.poll(cx)
+    }
+}
+
+/// Counts one local poll on this thread while alive (a panic unwinds through it).
+struct PollingGuard(bool);
+
+impl PollingGuard {
+    fn enter() -> PollingGuard {
+        PollingGuard(with_here(|here| here.polling.set(here.polling.get() + 1)).is_some())
+    }
+}
+
+impl Drop for PollingGuard {
+    fn drop(&mut self) {
+        if self.0 {
+            let _ = HERE.try_with(|here| here.get().map(|here| here.polling.set(here.polling.get() - 1)));
+        }
+    }
+}
+
+/// What `block_on`'s future's waker does while `block_on` drives the thread's local tasks: marks
+/// the future woken and unparks the thread.
+struct MainWake {
+    woken: AtomicBool,
+    unparker: Unparker,
+}
+
+impl Wake for MainWake {
+    fn wake(self: StdArc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &StdArc<Self>) {
+        // SeqCst: read by the driver after its parker's token (see `drive`).
+        self.woken.store(true, Ordering::SeqCst);
+        self.unparker.unpark();
+    }
+}
+
+/// `block_on`'s loop: polls `future` (through `poll`) whenever it was woken, runs the thread's
+/// local tasks in between (at most [`DRIVE_BATCH`] before looking at the future's wake again),
+/// and parks when neither has anything to do. `None`, with `future` never polled, where
+/// `block_on` must not run them: inside a local task's poll (its other local tasks run after
+/// it returns), or while this thread's locals are being destroyed. The caller then blocks on a
+/// parker of its own.
+pub(crate) fn drive<F: Future>(
+    mut future: Pin<&mut F>,
+    poll: &mut impl FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<F::Output>,
+) -> Option<F::Output> {
+    let (home, main) = with_here(|here| {
+        if here.polling.get() > 0 {
+            return None;
+        }
+        let main = here.main.borrow_mut().take().unwrap_or_else(|| {
+            let wake = StdArc::new(MainWake { woken: AtomicBool::new(true), unparker: here.home.unparker.clone() });
+            (wake.clone(), Waker::from(wake))
+        });
+        Some((here.home.clone(), main))
+    })??;
+    let (wake, waker) = &main;
+    wake.woken.store(true, Ordering::SeqCst);
+    let mut cx = Context::from_waker(waker);
+    let output = loop {
+        if wake.woken.swap(false, Ordering::SeqCst) {
+            if let Poll::Ready(output) = poll(future.as_mut(), &mut cx) {
+                break output;
+            }
+        }
+        let mut ran = 0;
+        while ran < DRIVE_BATCH {
+            let Some(runnable) = home.pop() else { break };
+            super::worker::run_task(runnable);
+            ran += 1;
+        }
+        // The parker's token covers a wake that comes after these looks (`MainWake`, a push's
+        // `wake_owner`: this thread runs no core while it blocks).
+        if ran == 0 && !wake.woken.load(Ordering::SeqCst) && home.is_empty_locked() {
+            with_here(|here| here.parker.park());
+        }
+    };
+    with_here(|here| *here.main.borrow_mut() = Some(main));
+    Some(output)
+}
+
+/// Counts a `block_on` on this thread while alive: `spawn_local` works inside it.
+pub(crate) struct InBlockOn(());
+
+impl InBlockOn {
+    pub(crate) fn enter() -> InBlockOn {
+        let _ = BLOCK_ON_DEPTH.try_with(|depth| depth.set(depth.get() + 1));
+        InBlockOn(())
+    }
+}
+
+impl Drop for InBlockOn {
+    fn drop(&mut self) {
+        let _ = BLOCK_ON_DEPTH.try_with(|depth| depth.set(depth.get() - 1));
+    }
+}
+
+/// The end of a worker thread's worker life (its core retired, given up or handed off): if it
+/// owns local tasks, it runs them until none is alive, or until `shared`'s pool shuts down, then
+/// closes its home, dropping what is left (see the module docs). Shutdown wakes it (`orphans`).
+pub(super) fn finish_worker_thread(shared: &Arc<Shared>) {
+    let Some(home) = this_thread_home() else { return };
+    // The thread stays its pool's: tasks its local tasks spawn go there.
+    let _entered = context::enter_pool(shared);
+    shared.note_orphan(&home, true);
+    loop {
+        // After `note_orphan`'s lock: shutdown sets its flag before it wakes the orphans.
+        if shared.is_shutdown() {
+            break;
+        }
+        if let Some(runnable) = home.pop() {
+            super::worker::run_task(runnable);
+            continue;
+        }
+        if home.live() == 0 {
+            break;
+        }
+        if home.is_empty_locked() {
+            with_here(|here| here.parker.park());
+        }
+    }
+    shared.note_orphan(&home, false);
+    with_here(|here| here.home.close(&here.parker));
+}
+
+impl Shared {
+    /// Lists (`true`) or unlists a thread that finishes its local tasks after its worker life,
+    /// so that shutdown wakes it.
+    fn note_orphan(&self, home: &Arc<LocalHome>, listed: bool) {
+        let mut orphans = lock(&self.orphans);
+        if listed {
+            orphans.push(home.clone());
+        } else {
+            orphans.retain(|orphan| !Arc::ptr_eq(orphan, home));
+        }
+    }
+
+    /// Wakes the threads that finish their local tasks, for shutdown (after its flag is set).
+    pub(super) fn wake_orphans(&self) {
+        for orphan in lock(&self.orphans).iter() {
+            orphan.unparker.unpark();
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! `spawn_pinned`'s placement: the first run of a task that must start on one worker's thread
+//! goes to that core's inbox, which only the core's owner takes from.
+//!
+//! Invariants:
+//! - The core is the least loaded running one, by what the metrics read: its deque, its
+//!   thread's local tasks (live and queued) and its inbox; ties go round the cores.
+//! - An inbox is never stolen from, nor rescued by the watcher: its owner takes from it when
+//!   nothing else of its own is queued and at every fairness tick (`worker.rs`), and looks at it
+//!   again after listing itself as parked (a fence between, `park.rs`). A push ends with a SeqCst
+//!   fence and a targeted wake of that core (`Sleepers::wake_listed`): no wakeup is lost, as
+//!   for a local task (`sleep/README.md`, "Local tasks").
+//! - A core handed to another thread keeps its inbox (the task then starts on that thread); a
+//!   core given up after a takeover moves its inbox to the injector; a core retired at shutdown
+//!   drops it. So every task sent here runs or is dropped once, as any other.
+
+use super::shared::Shared;
+use super::spawn::Pinned;
+use super::worker::Core;
+use crate::sync::{fence, lock, Ordering};
+use crate::task::Runnable;
+
+impl Shared {
+    /// The core a `spawn_pinned` task starts on (see the module docs).
+    pub(crate) fn pinned_core(&self) -> Pinned {
+        let slots = self.active_slots();
+        // Relaxed: spreads ties; any value is correct.
+        let start = self.pinned_next.fetch_add(1, Ordering::Relaxed);
+        let load = |index: usize| {
+            let remote = &self.remotes[index];
+            let local = lock(&remote.home).as_ref().map_or(0, |home| home.live() as usize + home.queued());
+            // Relaxed: a statistic.
+            self.stealers[index].len() + local + remote.inbox.len.load(Ordering::Relaxed)
+        };
+        let running = (0..slots)
+            .map(|offset| (start + offset) % slots)
+            .filter(|&index| self.is_active(index) && self.worker_number(index) != usize::MAX);
+        Pinned(running.min_by_key(|&index| load(index)).unwrap_or(start % self.workers()))
+    }
+
+    /// Queues `runnable`, a pinned task's first run, in core `core`'s inbox and wakes the core if
+    /// it is parked.
+    pub(super) fn push_inbox(&self, core: usize, runnable: Runnable) {
+        let inbox = &self.remotes[core].inbox;
+        {
+            let mut queued = lock(&inbox.queue);
+            queued.push_back(runnable);
+            // Relaxed: under the lock; the owner's re-check before parking locks it.
+            inbox.len.store(queued.len(), Ordering::Relaxed);
+        }
+        if self.is_shutdown() {
+            // Its core may have retired: shutdown's drains or a reaper thread drop it.
+            while let Some(runnable) = Core::take_inbox_of(self, core) {
+                self.push_remote(runnable);
+            }
+            return;
+        }
+        // Pairs with the fence after the owner lists itself as parked (`park.rs`).
+        fence(Ordering::SeqCst);
+        self.wake_core(core);
+    }
+
+    /// Wakes core `index` if it is listed as parked, for a task queued only it takes.
+    pub(super) fn wake_core(&self, index: usize) {
+        self.sleepers.wake_listed(index);
+    }
+}
+
+impl Core {
+    /// The next task in this core's inbox, if any.
+    #[inline]
+    pub(super) fn take_inbox(&self, shared: &Shared) -> Option<Runnable> {
+        // Relaxed: a hint; the re-check before parking locks the inbox after a fence.
+        if shared.remotes[self.index].inbox.len.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        Core::take_inbox_of(shared, self.index)
+    }
+
+    /// The next task in core `index`'s inbox, under its lock.
+    pub(super) fn take_inbox_of(shared: &Shared, index: usize) -> Option<Runnable> {
+        let inbox = &shared.remotes[index].inbox;
+        let mut queued = lock(&inbox.queue);
+        let runnable = queued.pop_front();
+        // Relaxed: under the lock.
+        inbox.len.store(queued.len(), Ordering::Relaxed);
+        runnable
+    }
+
+    /// True if this core's inbox holds a task, looked at under its lock (the re-check before
+    /// parking).
+    pub(super) fn has_inbox_task_locked(&self, shared: &Shared) -> bool {
+        !lock(&shared.remotes[self.index].inbox.queue).is_empty()
+    }
+}

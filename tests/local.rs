@@ -1,0 +1,490 @@
+//! Local (`!Send`) tasks: `spawn_local` on workers and inside `block_on`, `spawn_pinned`, wakes
+//! from other threads, takeover, hand-off and shutdown (`docs/local-tasks.md`). Every test
+//! counts that each local task's future is polled only on its thread and dropped exactly once,
+//! there.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::thread::{self, ThreadId};
+use std::time::Duration;
+
+/// A `!Send` future that checks the thread of each poll and of its drop against the one it
+/// was made on, and counts its polls and drops.
+struct Checked {
+    owner: ThreadId,
+    polls: Arc<AtomicUsize>,
+    drops: Arc<AtomicUsize>,
+    wrong: Arc<AtomicUsize>,
+    pending: usize,
+    _not_send: Rc<()>,
+}
+
+#[derive(Clone, Default)]
+struct Counts {
+    polls: Arc<AtomicUsize>,
+    drops: Arc<AtomicUsize>,
+    wrong: Arc<AtomicUsize>,
+}
+
+impl Counts {
+    fn checked(&self, pending: usize) -> Checked {
+        Checked {
+            owner: thread::current().id(),
+            polls: self.polls.clone(),
+            drops: self.drops.clone(),
+            wrong: self.wrong.clone(),
+            pending,
+            _not_send: Rc::new(()),
+        }
+    }
+
+    fn assert(&self, drops: usize) {
+        assert_eq!(self.wrong.load(Ordering::SeqCst), 0, "a local future was polled or dropped off its thread");
+        assert_eq!(self.drops.load(Ordering::SeqCst), drops, "each local future is dropped exactly once");
+    }
+}
+
+impl Future for Checked {
+    type Output = ThreadId;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ThreadId> {
+        if thread::current().id() != self.owner {
+            self.wrong.fetch_add(1, Ordering::SeqCst);
+        }
+        self.polls.fetch_add(1, Ordering::SeqCst);
+        if self.pending == 0 {
+            return Poll::Ready(self.owner);
+        }
+        self.pending -= 1;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+impl Drop for Checked {
+    fn drop(&mut self) {
+        if thread::current().id() != self.owner {
+            self.wrong.fetch_add(1, Ordering::SeqCst);
+        }
+        self.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn pool(workers: usize) -> crew::Pool {
+    crew::Pool::builder().workers(workers).build().unwrap()
+}
+
+#[test]
+fn spawn_local_inside_block_on_runs_on_this_thread() {
+    let counts = Counts::default();
+    let me = thread::current().id();
+    let threads = crew::block_on(async {
+        let handles: Vec<_> = (0..100).map(|i| crew::spawn_local(counts.checked(i % 5))).collect();
+        let mut threads = Vec::new();
+        for handle in handles {
+            threads.push(handle.await);
+        }
+        threads
+    });
+    assert!(threads.iter().all(|&thread| thread == me));
+    counts.assert(100);
+}
+
+#[test]
+fn local_tasks_share_rc_refcell_state() {
+    let total = crew::block_on(async {
+        let state = Rc::new(RefCell::new(Vec::new()));
+        let handles: Vec<_> = (0..10)
+            .map(|i| {
+                let state = state.clone();
+                crew::spawn_local(async move {
+                    crew::yield_now().await;
+                    state.borrow_mut().push(i);
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.await;
+        }
+        let sum: i32 = state.borrow().iter().sum();
+        sum
+    });
+    assert_eq!(total, 45);
+}
+
+#[test]
+fn spawn_local_on_a_worker_pins_the_task_to_that_worker_thread() {
+    for workers in [1, 2, 4] {
+        let pool = pool(workers);
+        let counts = Counts::default();
+        let for_task = counts.clone();
+        let all_home = pool.block_on(pool.spawn(async move {
+            let me = thread::current().id();
+            let handles: Vec<_> = (0..200).map(|i| crew::spawn_local(for_task.checked(i % 7))).collect();
+            // Other work meanwhile, which other workers may steal.
+            let others: Vec<_> = (0..200).map(|_| crew::spawn(async { crew::yield_now().await })).collect();
+            let mut home = true;
+            for handle in handles {
+                home &= handle.await == me;
+            }
+            for other in others {
+                other.await;
+            }
+            home
+        }));
+        assert!(all_home, "{workers} workers: a local task ran off its worker's thread");
+        counts.assert(200);
+    }
+}
+
+#[test]
+fn spawn_local_elsewhere_panics_naming_where_it_works() {
+    let panic = std::panic::catch_unwind(|| {
+        drop(crew::spawn_local(async {}));
+    })
+    .unwrap_err();
+    let message =
+        panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
+    let message = message.unwrap();
+    assert!(
+        message.contains("crew worker thread") && message.contains("block_on") && message.contains("spawn_pinned"),
+        "{message}"
+    );
+}
+
+/// A one-shot signal's state: fired, and the waker of whoever waits.
+type Signal = Arc<Mutex<(bool, Option<Waker>)>>;
+
+/// Waits for a [`Signal`] to fire.
+struct Wait {
+    done: Signal,
+}
+
+impl Future for Wait {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut done = self.done.lock().unwrap();
+        if done.0 {
+            return Poll::Ready(());
+        }
+        done.1 = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+fn signal() -> (Signal, Wait) {
+    let done = Arc::new(Mutex::new((false, None)));
+    (done.clone(), Wait { done })
+}
+
+fn fire(done: &Mutex<(bool, Option<Waker>)>) {
+    let waker = {
+        let mut done = done.lock().unwrap();
+        done.0 = true;
+        done.1.take()
+    };
+    if let Some(waker) = waker {
+        waker.wake();
+    }
+}
+
+#[test]
+fn a_wake_from_another_thread_reaches_a_parked_owner_worker() {
+    for workers in [1, 2, 4] {
+        let pool = pool(workers);
+        for _ in 0..50 {
+            let (tx, rx) = mpsc::channel();
+            let handle = pool.spawn(async move {
+                let (done, wait) = signal();
+                let me = thread::current().id();
+                let local = crew::spawn_local(async move {
+                    let _rc = Rc::new(());
+                    wait.await;
+                    thread::current().id()
+                });
+                tx.send(done).unwrap();
+                local.await == me
+            });
+            let done = rx.recv().unwrap();
+            // Let the workers park, then wake from this (foreign) thread.
+            thread::sleep(Duration::from_millis(1));
+            fire(&done);
+            assert!(crew::block_on(handle));
+        }
+    }
+}
+
+#[test]
+fn a_wake_from_another_thread_reaches_a_block_on_thread() {
+    let (tx, rx) = mpsc::channel();
+    let waker_thread = thread::spawn(move || {
+        let done: Signal = rx.recv().unwrap();
+        thread::sleep(Duration::from_millis(5));
+        fire(&done);
+    });
+    let ran_here = crew::block_on(async move {
+        let (done, wait) = signal();
+        let local = crew::spawn_local(async move {
+            let _rc = Rc::new(());
+            wait.await;
+            thread::current().id()
+        });
+        tx.send(done).unwrap();
+        local.await == thread::current().id()
+    });
+    assert!(ran_here);
+    waker_thread.join().unwrap();
+}
+
+#[test]
+fn pending_local_tasks_wait_for_the_next_block_on_and_drop_at_thread_exit() {
+    let counts = Counts::default();
+    let for_thread = counts.clone();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let (done, wait) = signal();
+        let ran = Rc::new(Cell::new(false));
+        let flag = ran.clone();
+        let for_first = for_thread.clone();
+        let handle = crew::block_on(async {
+            let checked = for_first.checked(0);
+            let _pending = crew::spawn_local(async move {
+                let _checked = checked;
+                wait.await;
+                flag.set(true);
+            });
+            crew::spawn_local(async {}).await;
+            (_pending,)
+        });
+        fire(&done);
+        assert!(!ran.get(), "no block_on runs: the woken task waits");
+        crew::block_on(handle.0);
+        assert!(ran.get(), "the next block_on ran it");
+        // One left pending at exit: dropped as the thread's locals are destroyed.
+        let (_keep, wait) = signal();
+        let for_exit = for_thread.clone();
+        crew::block_on(async move {
+            let checked = for_exit.checked(0);
+            crew::spawn_local(async move {
+                let _checked = checked;
+                wait.await;
+            })
+            .detach();
+        });
+        tx.send(()).unwrap();
+    })
+    .join()
+    .unwrap();
+    rx.recv().unwrap();
+    counts.assert(2);
+}
+
+#[test]
+fn a_handle_dropped_on_another_thread_drops_the_task_on_its_own() {
+    let pool = pool(2);
+    let counts = Counts::default();
+    let for_task = counts.clone();
+    let handle = pool
+        .block_on(pool.spawn(async move {
+            let (_done, wait) = signal();
+            let checked = for_task.checked(0);
+            (crew::spawn_local(async move {
+                let _checked = checked;
+                wait.await;
+            }),)
+        }))
+        .0;
+    // Dropped here, on the test thread: the task's drop runs on its worker's thread.
+    drop(handle);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while counts.drops.load(Ordering::SeqCst) == 0 {
+        assert!(std::time::Instant::now() < deadline, "the cancelled local task was never dropped");
+        thread::sleep(Duration::from_millis(1));
+    }
+    counts.assert(1);
+}
+
+#[test]
+fn pool_shutdown_drops_pending_local_tasks_on_their_threads() {
+    for workers in [1, 2, 4] {
+        let counts = Counts::default();
+        let pool = pool(workers);
+        let mut keep = Vec::new();
+        for _ in 0..workers * 4 {
+            let for_task = counts.clone();
+            let (done, wait) = signal();
+            keep.push(done);
+            pool.block_on(pool.spawn(async move {
+                let checked = for_task.checked(0);
+                crew::spawn_local(async move {
+                    let _checked = checked;
+                    wait.await;
+                })
+                .detach();
+            }));
+        }
+        drop(pool);
+        counts.assert(workers * 4);
+        // A wake after the thread is gone finds no task: nothing happens.
+        for done in &keep {
+            fire(done);
+        }
+        counts.assert(workers * 4);
+    }
+}
+
+#[test]
+fn spawn_pinned_runs_the_future_on_one_worker_thread() {
+    for workers in [1, 2, 4] {
+        let pool = pool(workers);
+        let handles: Vec<_> = (0..100)
+            .map(|i| {
+                pool.spawn_pinned(move || async move {
+                    let here = thread::current().id();
+                    let rc = Rc::new(i);
+                    for _ in 0..3 {
+                        crew::yield_now().await;
+                        assert_eq!(thread::current().id(), here, "a pinned task moved");
+                    }
+                    (*rc, thread::current().name().map(str::to_owned))
+                })
+            })
+            .collect();
+        for (i, handle) in handles.into_iter().enumerate() {
+            let (value, name) = crew::block_on(handle);
+            assert_eq!(value, i);
+            assert!(name.is_some_and(|name| name.starts_with("crew-")), "runs on a worker");
+        }
+    }
+}
+
+#[test]
+fn spawn_pinned_on_the_global_pool_from_a_plain_thread() {
+    let value =
+        thread::spawn(|| crew::block_on(crew::spawn_pinned(|| async { Rc::new(5) }.await_rc()))).join().unwrap();
+    assert_eq!(value, 5);
+}
+
+trait AwaitRc {
+    fn await_rc(self) -> Pin<Box<dyn Future<Output = i32>>>;
+}
+
+impl<F: Future<Output = Rc<i32>> + 'static> AwaitRc for F {
+    fn await_rc(self) -> Pin<Box<dyn Future<Output = i32>>> {
+        Box::pin(async move { *self.await })
+    }
+}
+
+#[test]
+fn a_panicking_local_task_propagates_and_the_worker_lives() {
+    let pool = pool(1);
+    let result = pool.block_on(pool.spawn_with(crew::Catch, async {
+        crew::spawn_local(async {
+            let _rc = Rc::new(());
+            panic!("local boom")
+        })
+        .await
+    }));
+    assert!(result.is_err());
+    assert_eq!(pool.block_on(pool.spawn(async { crew::spawn_local(async { 3 }).await })), 3);
+}
+
+#[test]
+fn a_stuck_worker_keeps_its_local_tasks_and_runs_them_after_its_poll() {
+    let pool = crew::Pool::builder().workers(1).takeover_after(Duration::from_millis(20)).build().unwrap();
+    let counts = Counts::default();
+    let for_task = counts.clone();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (started_tx, started_rx) = mpsc::channel();
+    let stuck = pool.spawn(async move {
+        let me = thread::current().id();
+        let local = crew::spawn_local(async move { for_task.checked(2).await });
+        started_tx.send(()).unwrap();
+        // Stuck: the monitor takes the core over; the local task stays with this thread.
+        release_rx.recv().unwrap();
+        (local, me)
+    });
+    started_rx.recv().unwrap();
+    // Ordinary tasks go on meanwhile, on the thread that took over.
+    assert_eq!(pool.block_on(pool.spawn(async { 1 })), 1);
+    release_tx.send(()).unwrap();
+    let (local, me) = pool.block_on(stuck);
+    assert_eq!(pool.block_on(local), me, "the local task ran on its stuck thread, after the poll");
+    counts.assert(1);
+}
+
+#[test]
+fn block_in_place_keeps_local_tasks_on_its_thread() {
+    let pool = pool(2);
+    let ok = pool.block_on(pool.spawn(async {
+        let me = thread::current().id();
+        let local = crew::spawn_local(async { thread::current().id() });
+        crew::block_in_place(|| thread::sleep(Duration::from_millis(1)));
+        local.await == me
+    }));
+    assert!(ok);
+}
+
+#[test]
+fn block_on_inside_a_worker_task_runs_that_threads_local_tasks() {
+    let pool = pool(1);
+    let ok = pool.block_on(pool.spawn(async {
+        let me = thread::current().id();
+        let local = crew::spawn_local(async {
+            crew::yield_now().await;
+            thread::current().id()
+        });
+        // The core goes to a fresh thread; this thread's local task runs inside this block_on.
+        crew::block_on(local) == me
+    }));
+    assert!(ok);
+}
+
+#[test]
+fn a_busy_local_task_does_not_starve_ordinary_tasks_nor_the_reverse() {
+    let pool = pool(1);
+    let done = pool.block_on(pool.spawn_pinned(|| async {
+        let stop = Rc::new(Cell::new(false));
+        let flag = stop.clone();
+        let spinner = crew::spawn_local(async move {
+            let mut yields = 0u64;
+            while !flag.get() {
+                crew::yield_now().await;
+                yields += 1;
+            }
+            yields
+        });
+        // Ordinary tasks that yield forever too.
+        let stop_all = Arc::new(AtomicUsize::new(0));
+        let ordinary: Vec<_> = (0..4)
+            .map(|_| {
+                let stop_all = stop_all.clone();
+                crew::spawn(async move {
+                    let mut yields = 0u64;
+                    while stop_all.load(Ordering::SeqCst) == 0 {
+                        crew::yield_now().await;
+                        yields += 1;
+                        if yields == 1000 {
+                            return yields;
+                        }
+                    }
+                    yields
+                })
+            })
+            .collect();
+        let mut ordinary_yields = 0;
+        for task in ordinary {
+            ordinary_yields += task.await;
+        }
+        stop.set(true);
+        stop_all.store(1, Ordering::SeqCst);
+        (ordinary_yields, spinner.await)
+    }));
+    assert_eq!(done.0, 4000);
+    assert!(done.1 > 0);
+}
