@@ -140,6 +140,13 @@ pub enum QueuedIn {
         /// The worker number.
         worker: usize,
     },
+    /// Its thread's local queue ([`spawn_local`](crate::spawn_local)), which only that thread
+    /// runs. A local task that such a thread runs outside a worker loop (in `block_on`, or
+    /// finishing its local tasks after its worker life) shows here while it runs too.
+    Local {
+        /// The worker its thread ran when it was queued; `None` if that thread ran none.
+        worker: Option<usize>,
+    },
 }
 
 impl TaskDump {
@@ -218,6 +225,8 @@ impl fmt::Display for QueuedIn {
             QueuedIn::Lifo { worker } => write!(f, "worker {worker}'s LIFO slot"),
             QueuedIn::Deque { worker } => write!(f, "worker {worker}'s deque"),
             QueuedIn::Deferred { worker } => write!(f, "worker {worker}'s deferred list"),
+            QueuedIn::Local { worker: Some(worker) } => write!(f, "worker {worker}'s thread's local queue"),
+            QueuedIn::Local { worker: None } => f.write_str("the local queue of a thread that runs no worker"),
         }
     }
 }

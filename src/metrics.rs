@@ -150,6 +150,14 @@ pub struct WorkerMetrics {
     pub deque_depth: usize,
     /// Tasks in its deferred list now: tasks that yielded or were woken while they ran.
     pub deferred_depth: usize,
+    /// Local tasks ([`spawn_local`](crate::spawn_local)) spawned by tasks running on this worker.
+    pub local_spawned: u64,
+    /// Polls of local tasks this worker ran: its thread's own, which no other worker runs.
+    pub local_runs: u64,
+    /// Local tasks alive now on the thread that runs this worker (queued or waiting).
+    pub local_tasks: u64,
+    /// Of those, the ones queued now, ready to run.
+    pub local_depth: usize,
 }
 
 impl WorkerMetrics {
@@ -171,6 +179,10 @@ impl WorkerMetrics {
         self.lifo_depth += other.lifo_depth;
         self.deque_depth += other.deque_depth;
         self.deferred_depth += other.deferred_depth;
+        self.local_spawned += other.local_spawned;
+        self.local_runs += other.local_runs;
+        self.local_tasks += other.local_tasks;
+        self.local_depth += other.local_depth;
     }
 }
 
@@ -199,14 +211,25 @@ impl fmt::Display for Metrics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "{:>7} {:>10} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>6} {:>10} {:>6}",
-            "worker", "polls", "spawned", "stolen", "lifo", "parks", "rescue", "takeov", "busy%", "queued", "defer"
+            "{:>7} {:>10} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>6} {:>10} {:>6} {:>7}",
+            "worker",
+            "polls",
+            "spawned",
+            "stolen",
+            "lifo",
+            "parks",
+            "rescue",
+            "takeov",
+            "busy%",
+            "queued",
+            "defer",
+            "local"
         )?;
         let elapsed = self.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
         let line = |f: &mut fmt::Formatter<'_>, name: &str, w: &WorkerMetrics| {
             writeln!(
                 f,
-                "{name:>7} {:>10} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>6.1} {:>10} {:>6}",
+                "{name:>7} {:>10} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>6.1} {:>10} {:>6} {:>7}",
                 w.polls,
                 w.spawned,
                 w.stolen,
@@ -216,7 +239,8 @@ impl fmt::Display for Metrics {
                 w.takeovers,
                 100.0 * w.busy.as_secs_f64() / elapsed,
                 w.lifo_depth + w.deque_depth,
-                w.deferred_depth
+                w.deferred_depth,
+                w.local_tasks
             )
         };
         for worker in &self.workers {

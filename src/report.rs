@@ -70,6 +70,7 @@ pub struct SlowPoll {
     pub(crate) thread_name: String,
     pub(crate) worker: usize,
     pub(crate) elapsed: Duration,
+    pub(crate) local_tasks: u64,
 }
 
 impl SlowPoll {
@@ -122,6 +123,20 @@ impl SlowPoll {
     pub fn elapsed(&self) -> Duration {
         self.elapsed
     }
+
+    /// The local tasks ([`spawn_local`](crate::spawn_local)) of the polling thread alive when
+    /// the report was made: they wait behind this poll, since no takeover moves a local task
+    /// off its thread.
+    ///
+    /// # Examples
+    ///
+    /// See [`SlowPoll`].
+    /// ```
+    /// # let _ = crew::SlowPoll::local_tasks;
+    /// ```
+    pub fn local_tasks(&self) -> u64 {
+        self.local_tasks
+    }
 }
 
 impl fmt::Display for SlowPoll {
@@ -144,6 +159,10 @@ impl fmt::Display for SlowPoll {
                 " has been in one poll for {elapsed:.1?} on {thread}; no takeover: the pool has its most stuck threads"
             ),
             SlowPollKind::Returned => write!(f, " returned from a poll of {elapsed:.1?} on {thread}"),
+        }?;
+        match (self.kind, self.local_tasks) {
+            (SlowPollKind::Returned, _) | (_, 0) => Ok(()),
+            (_, tasks) => write!(f, "; {tasks} local task(s) of that thread wait behind it"),
         }
     }
 }

@@ -488,3 +488,37 @@ fn a_busy_local_task_does_not_starve_ordinary_tasks_nor_the_reverse() {
     assert_eq!(done.0, 4000);
     assert!(done.1 > 0);
 }
+
+#[test]
+fn metrics_count_local_tasks_per_worker() {
+    let pool = pool(2);
+    let (done, wait) = signal();
+    let for_task = done.clone();
+    let handle = pool.spawn_pinned(move || async move {
+        let pending = crew::spawn_local(wait);
+        for _ in 0..10 {
+            crew::spawn_local(async { crew::yield_now().await }).await;
+        }
+        drop(for_task);
+        pending.await
+    });
+    // The pending local task and its pinned parent's local task wait on this worker's thread.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let metrics = pool.metrics();
+        if metrics.total.local_spawned >= 12 && metrics.total.local_tasks >= 2 {
+            assert!(metrics.total.local_runs >= 10 * 2 + 1, "each yielding local task ran twice");
+            assert!(
+                metrics.workers.iter().filter(|worker| worker.local_tasks > 0).count() == 1,
+                "one thread owns them"
+            );
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "local tasks never counted: {metrics:?}");
+        thread::sleep(Duration::from_millis(1));
+    }
+    fire(&done);
+    crew::block_on(handle);
+    let metrics = pool.metrics();
+    assert_eq!(metrics.total.local_tasks, 0, "{metrics}");
+}

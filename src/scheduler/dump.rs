@@ -42,6 +42,10 @@ impl Shared {
                     Activity::Deferred(core) => {
                         TaskState::Queued { place: QueuedIn::Deferred { worker: worker(core) }, elapsed }
                     }
+                    Activity::Local(core) => {
+                        let worker = (core != Activity::NO_CORE).then(|| worker(core));
+                        TaskState::Queued { place: QueuedIn::Local { worker }, elapsed }
+                    }
                     Activity::Ended => return None,
                 };
                 Some(TaskSnapshot::new(info, state, polls, age))

@@ -44,7 +44,7 @@ use crate::join::JoinHandle;
 use crate::policy::Policy;
 use crate::sync::{fence, lock, thread_local, Arc, AtomicBool, AtomicUsize, Mutex, Ordering, Parker};
 use crate::sync::{SingleWriterCounter, Unparker};
-use crate::task::{self, OnTaskEnd, Runnable, TaskInfo, TaskMeta};
+use crate::task::{self, Activity, OnTaskEnd, Runnable, TaskInfo, TaskMeta};
 
 /// [`LocalHome::core`] of a thread that runs no core.
 const NO_CORE: usize = usize::MAX;
@@ -193,6 +193,11 @@ impl LocalHome {
     }
 
     fn push(&self, runnable: Runnable) {
+        if let Some(record) = runnable.metadata().info().record() {
+            // Relaxed: a label for the dump.
+            let core = self.core.load(Ordering::Relaxed);
+            record.queued(Activity::Local(if core == NO_CORE { Activity::NO_CORE } else { core }));
+        }
         let mut queue = lock(&self.queue);
         queue.push_back(runnable);
         // Relaxed: under the lock (see `has_queued`).
@@ -201,11 +206,14 @@ impl LocalHome {
 
     /// A local task's schedule: push, then wake the owner if the push came from another thread
     /// or the owner's core is parked (see the module docs). Never drops the task (a wake).
-    fn schedule(self: &Arc<Self>, runnable: Runnable) {
+    fn schedule(&self, runnable: Runnable) {
         self.push(runnable);
         match owner_here(self) {
             Some(true) => context::wake_own_parked_core(),
-            Some(false) | None => self.wake_owner(),
+            // The owner drives its home itself now (`block_on`, `finish_worker_thread`,
+            // `close`), and looks at the queue before it parks.
+            Some(false) => {}
+            None => self.wake_owner(),
         }
     }
 
@@ -245,11 +253,11 @@ impl LocalHome {
     }
 }
 
-/// Whether this thread owns `home`, and if so, whether it runs a core: `Some(true)` on the owner,
+/// Whether this thread owns `home`, and if so, whether it runs a core: `Some(_)` on the owner,
 /// which pushed onto its own home; `None` on another thread, or while this thread's locals are
-/// being destroyed.
-fn owner_here(home: &Arc<LocalHome>) -> Option<bool> {
-    let mine = HERE.try_with(|here| here.get().is_some_and(|here| Arc::ptr_eq(&here.home, home))).unwrap_or(false);
+/// being destroyed (a push from a drop in `close`, which looks at the queue again anyway).
+fn owner_here(home: &LocalHome) -> Option<bool> {
+    let mine = HERE.try_with(|here| here.get().is_some_and(|here| std::ptr::eq(&*here.home, home))).unwrap_or(false);
     // Relaxed: the owner reads what it wrote itself.
     mine.then(|| home.core.load(Ordering::Relaxed) != NO_CORE)
 }
@@ -395,9 +403,11 @@ impl Drop for PollingGuard {
 }
 
 /// What `block_on`'s future's waker does while `block_on` drives the thread's local tasks: marks
-/// the future woken and unparks the thread.
+/// the future woken and unparks the thread. `woken` is a `std` atomic, also under loom: the
+/// waker reaches other threads through async-task's atomics, which loom cannot see, and the
+/// parker's (loom's) lock orders the flag with the park.
 struct MainWake {
-    woken: AtomicBool,
+    woken: std::sync::atomic::AtomicBool,
     unparker: Unparker,
 }
 
@@ -408,7 +418,7 @@ impl Wake for MainWake {
 
     fn wake_by_ref(self: &StdArc<Self>) {
         // SeqCst: read by the driver after its parker's token (see `drive`).
-        self.woken.store(true, Ordering::SeqCst);
+        self.woken.store(true, std::sync::atomic::Ordering::SeqCst);
         self.unparker.unpark();
     }
 }
@@ -428,16 +438,17 @@ pub(crate) fn drive<F: Future>(
             return None;
         }
         let main = here.main.borrow_mut().take().unwrap_or_else(|| {
-            let wake = StdArc::new(MainWake { woken: AtomicBool::new(true), unparker: here.home.unparker.clone() });
+            let woken = std::sync::atomic::AtomicBool::new(true);
+            let wake = StdArc::new(MainWake { woken, unparker: here.home.unparker.clone() });
             (wake.clone(), Waker::from(wake))
         });
         Some((here.home.clone(), main))
     })??;
     let (wake, waker) = &main;
-    wake.woken.store(true, Ordering::SeqCst);
+    wake.woken.store(true, std::sync::atomic::Ordering::SeqCst);
     let mut cx = Context::from_waker(waker);
     let output = loop {
-        if wake.woken.swap(false, Ordering::SeqCst) {
+        if wake.woken.swap(false, std::sync::atomic::Ordering::SeqCst) {
             if let Poll::Ready(output) = poll(future.as_mut(), &mut cx) {
                 break output;
             }
@@ -450,7 +461,7 @@ pub(crate) fn drive<F: Future>(
         }
         // The parker's token covers a wake that comes after these looks (`MainWake`, a push's
         // `wake_owner`: this thread runs no core while it blocks).
-        if ran == 0 && !wake.woken.load(Ordering::SeqCst) && home.is_empty_locked() {
+        if ran == 0 && !wake.woken.load(std::sync::atomic::Ordering::SeqCst) && home.is_empty_locked() {
             with_here(|here| here.parker.park());
         }
     };

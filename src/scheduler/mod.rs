@@ -17,6 +17,12 @@
 //! - **Where a task goes** (`shared.rs`). Scheduled on a worker of the same pool: into that
 //!   core (a task woken during its own poll into the deferred list, any other into the LIFO
 //!   slot, whose previous task moves to the deque). Anywhere else: into the injector.
+//! - **Local tasks and inboxes are their thread's alone** (`local.rs`, `pinned.rs`). A local
+//!   (`!Send`) task is queued only in the local queue of the thread that spawned it, which no
+//!   searcher, watcher, takeover or hand-off touches; a `spawn_pinned` task's first run waits in
+//!   its core's inbox, which only the core's owner takes from. A push there from another thread
+//!   wakes exactly that worker (`Sleepers::wake_listed`), and a worker about to park looks at
+//!   both after listing itself (`sleep/README.md`, "Local tasks").
 //! - **Private and stealable.** The deques, the injector and the deferred lists are stealable:
 //!   any searcher takes from them (`search.rs`). The LIFO slot is private: its owner takes from
 //!   it; the watcher only when the owner began no poll for a whole interval (`watch.rs`), and
@@ -27,8 +33,9 @@
 //!   worker that parks leaving no searcher re-scans after a SeqCst fence. An idle pool never
 //!   wakes.
 //! - **Order of picking** (`worker.rs`): LIFO slot (at most `MAX_LIFO_POLLS` = 3 tasks in a
-//!   row, then the deque's turn), the fairness tick, deque, injector, deferred list, then search
-//!   (`search.rs`), then park. This list and the cadence below are the one statement of them;
+//!   row, then the deque's turn), the fairness tick (the inbox, then the injector), on every
+//!   other tick the thread's local tasks, deque, injector, local tasks, inbox, deferred list,
+//!   then search (`search.rs`), then park. This list and the cadence below are the one statement of them;
 //!   README and `docs/` link here.
 //! - **Cadence.** A *tick* is one pick: a run of LIFO tasks counts as one, as in tokio. Every
 //!   `GLOBAL_QUEUE_INTERVAL` = 61 ticks a worker takes up to `MAX_INTERVAL_BATCH` tasks from the
@@ -73,6 +80,8 @@
 //! | `counters.rs` | what a pool counts about itself (per core, owner-written) |
 //! | `snapshot.rs` | reading those counters into a `Metrics` snapshot |
 //! | `dump.rs` | the task dump: the registry's recorded tasks and their states |
+//! | `local.rs` | local (`!Send`) tasks: a thread's own queue, its wakes, `block_on`'s and a former worker's loops |
+//! | `pinned.rs` | `spawn_pinned`'s placement: the least loaded core, its inbox |
 
 mod context;
 mod counters;

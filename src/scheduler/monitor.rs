@@ -226,7 +226,9 @@ impl Shared {
         let Some(reports) = &self.reports else { return };
         let task = current.task.clone();
         let worker = self.worker_number(index);
-        reports.queue(SlowPoll { kind, task, thread_name: self.config.thread_name.clone(), worker, elapsed });
+        // The polling thread's local tasks, which no takeover moves: they wait behind the poll.
+        let local_tasks = lock(&self.remotes[index].home).as_ref().map_or(0, |home| home.live());
+        reports.queue(SlowPoll { kind, task, thread_name: self.config.thread_name.clone(), worker, elapsed, local_tasks });
     }
 
     /// Called by the owner of core `index` when a poll the monitor reported returns: queues the

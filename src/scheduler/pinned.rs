@@ -86,6 +86,13 @@ impl Core {
         runnable
     }
 
+    /// True if a task only this worker takes may be queued (its thread's local tasks, its inbox):
+    /// a hint without a lock, for a searcher's spin.
+    pub(super) fn has_own_task_hint(&self, shared: &Shared) -> bool {
+        // Relaxed: a hint; the re-check before parking locks both.
+        self.has_local_task_hint() || shared.remotes[self.index].inbox.len.load(Ordering::Relaxed) > 0
+    }
+
     /// True if this core's inbox holds a task, looked at under its lock (the re-check before
     /// parking).
     pub(super) fn has_inbox_task_locked(&self, shared: &Shared) -> bool {

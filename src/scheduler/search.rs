@@ -83,7 +83,8 @@ impl Core {
             if let Some(runnable) = self.steal(shared) {
                 return Some(runnable);
             }
-            if deadline.has_passed() || shared.is_shutdown() {
+            // Back to the loop for a task only this worker takes (`next_local`).
+            if deadline.has_passed() || shared.is_shutdown() || self.has_own_task_hint(shared) {
                 return None;
             }
         }

@@ -2,7 +2,9 @@
 //! progress words and the queues' lengths.
 //!
 //! Invariants:
-//! - Reading never blocks a worker and takes no lock a worker takes (see `crate::metrics`).
+//! - Reading never blocks a worker and takes no lock a worker takes (see `crate::metrics`),
+//!   but a core's local-home slot, which its owner locks only as its thread's home attaches or
+//!   leaves (`local.rs`).
 //! - Ends are read before spawns, so a task that ends meanwhile counts as a little more live,
 //!   never as ended and not spawned.
 //! - The blocking pool's part is left at its default: that pool belongs to no scheduler, and
@@ -12,6 +14,7 @@ use std::time::Duration;
 
 use super::shared::Shared;
 use crate::metrics::{BlockingMetrics, Metrics, WorkerMetrics};
+use crate::sync::lock;
 
 impl Shared {
     /// A snapshot of this pool's counters (see [`Metrics`]).
@@ -31,6 +34,9 @@ impl Shared {
                 stuck_threads += 1;
             }
             let number = self.worker_number(index);
+            // Locked by the owner only as its thread's home attaches or leaves.
+            let (local_tasks, local_depth) =
+                lock(&remote.home).as_ref().map_or((0, 0), |home| (home.live(), home.queued()));
             let core = WorkerMetrics {
                 worker: (self.is_active(index) && number != usize::MAX).then_some(number),
                 polls: seen.polls(),
@@ -49,6 +55,10 @@ impl Shared {
                 lifo_depth: usize::from(remote.lifo.is_occupied()),
                 deque_depth: self.stealers[index].len(),
                 deferred_depth: remote.deferred.len_hint(),
+                local_spawned: counters.local_spawned.get(),
+                local_runs: counters.local_runs.get(),
+                local_tasks,
+                local_depth,
             };
             total.add(&core);
             if index < used {

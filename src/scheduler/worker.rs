@@ -11,10 +11,12 @@
 //! - Order of picking: the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row, without a tick
 //!   (a task run from it continues its waker's tick, as in tokio); then, one tick: every
 //!   [`GLOBAL_QUEUE_INTERVAL`] ticks the deferred list moves to the back of the deque and this
-//!   worker takes its share of the injector first (fairness to yielders and outside spawns), and
-//!   a worker in the reactor lets it turn once that task ran (`reactor_turn.rs`); the
-//!   LIFO slot's task, if it had its turns, goes to the back of the deque; then the deque; then a
-//!   batch from the injector; then the deferred list (after a reactor turn, see
+//!   worker takes a task from its inbox (`pinned.rs`), else its share of the injector first
+//!   (fairness to yielders and outside spawns), and a worker in the reactor lets it turn once
+//!   that task ran (`reactor_turn.rs`); the LIFO slot's task, if it had its turns, goes to the
+//!   back of the deque; on odd ticks, a local task of this thread (`local.rs`); then the deque;
+//!   then a batch from the injector; then a local task; then the inbox; then the deferred list
+//!   (after a reactor turn, see
 //!   `reactor_turn.rs`); then, as a searcher, a batch stolen from a random victim or the
 //!   injector, or the older half of a victim's deferred list as a last resort (`search.rs`);
 //!   then park (`park.rs`), as the watcher if another core's LIFO slot holds a task
@@ -23,7 +25,8 @@
 //!   deferred list, never the LIFO slot: it runs once the worker has nothing else, or at the
 //!   next fairness tick. So a task that wakes itself forever cannot starve the others, and a
 //!   yielder does not delay work that is ready (tokio defers `yield_now` the same way).
-//! - A worker never parks with a task in its LIFO slot, deque or deferred list.
+//! - A worker never parks with a task in its LIFO slot, deque, deferred list, inbox or its
+//!   thread's local queue.
 //! - Every task that enters a deque or a deferred list is announced with `notify_one`, unless its
 //!   worker pops it at once; every push into the LIFO slot with `notify_private`.
 
@@ -395,6 +398,12 @@ impl Core {
         let runnable = home.pop()?;
         self.counters(shared).local_runs.incr();
         Some(runnable)
+    }
+
+    /// True if this core's thread may have a local task queued (a hint without the lock).
+    #[inline]
+    pub(super) fn has_local_task_hint(&self) -> bool {
+        self.home.as_ref().is_some_and(|home| home.has_queued())
     }
 
     /// True if this core's thread has a local task queued, looked at under the queue's lock:

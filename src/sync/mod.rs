@@ -51,6 +51,9 @@
 //!   a flag that only goes from false to true before any thread could read it as true (see
 //!   `note_private_pool`); and `shard_hint`'s per-thread counter is a `std::thread_local!` `Cell`,
 //!   a hint for spreading spawns over the registry's shards that no other thread reads.
+//! - `scheduler/local.rs`: `block_on`'s waker's `woken` flag is a `std` atomic (the waker
+//!   reaches other threads through async-task's atomics, which loom cannot see; the parker's
+//!   lock, loom's, orders it with the park).
 //! - `Sleepers::is_parked` and `Sleepers::watcher` are built for tests and loom only: they are
 //!   the checks the models and unit tests read; so are `Sleepers::notify_one` and
 //!   `notify_private`, which the workers call through their counted forms (`notify_one_from`).

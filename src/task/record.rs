@@ -35,6 +35,9 @@ pub(crate) enum Activity {
     Waiting,
     /// Its future was dropped.
     Ended,
+    /// A local task, in its thread's own queue; `.0` is the core that thread runs, or
+    /// [`Activity::NO_CORE`].
+    Local(usize),
 }
 
 const KIND_BITS: u32 = 3;
@@ -42,6 +45,9 @@ const CORE_BITS: u32 = 13;
 const SINCE_SHIFT: u32 = KIND_BITS + CORE_BITS;
 
 impl Activity {
+    /// [`Activity::Local`]'s core for a thread that runs none.
+    pub(crate) const NO_CORE: usize = (1 << CORE_BITS) - 1;
+
     fn pack(self, since_ns: u64) -> u64 {
         let (kind, core) = match self {
             Activity::Injector => (0, 0),
@@ -51,6 +57,7 @@ impl Activity {
             Activity::Running(core) => (4, core),
             Activity::Waiting => (5, 0),
             Activity::Ended => (6, 0),
+            Activity::Local(core) => (7, core),
         };
         let core = (core as u64).min((1 << CORE_BITS) - 1);
         kind | core << KIND_BITS | since_ns.min(u64::MAX >> SINCE_SHIFT) << SINCE_SHIFT
@@ -65,7 +72,8 @@ impl Activity {
             3 => Activity::Deferred(core),
             4 => Activity::Running(core),
             5 => Activity::Waiting,
-            _ => Activity::Ended,
+            6 => Activity::Ended,
+            _ => Activity::Local(core),
         };
         (doing, word >> SINCE_SHIFT)
     }
