@@ -507,7 +507,10 @@ fn metrics_count_local_tasks_per_worker() {
     loop {
         let metrics = pool.metrics();
         if metrics.total.local_spawned >= 12 && metrics.total.local_tasks >= 2 {
-            assert!(metrics.total.local_runs >= 10 * 2 + 1, "each yielding local task ran twice");
+            assert!(
+                metrics.total.local_runs > 10 * 2,
+                "ten local tasks that yield once ran twice each, the waiting one once"
+            );
             assert!(
                 metrics.workers.iter().filter(|worker| worker.local_tasks > 0).count() == 1,
                 "one thread owns them"

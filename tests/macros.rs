@@ -63,6 +63,20 @@ async fn the_leftover_report_names_the_task() {
     crew::task::Builder::new().name("left-behind-with-name").spawn(std::future::pending::<()>()).detach();
 }
 
+#[crew::test]
+#[should_panic(expected = "#[crew::test]: 1 task was still alive when the test's body returned")]
+async fn a_local_task_left_waiting_on_the_tests_thread_fails_the_test() {
+    crew::spawn_local(std::future::pending::<()>()).detach();
+    // Its first poll, between two of the body's.
+    crew::yield_now().await;
+}
+
+#[crew::test]
+#[should_panic(expected = "#[crew::test]: 1 task was still alive when the test's body returned")]
+async fn a_local_task_left_waiting_on_a_worker_fails_the_test() {
+    crew::spawn(async { crew::spawn_local(std::future::pending::<()>()).detach() }).await;
+}
+
 #[crew::test(leftovers = "drop")]
 async fn leftovers_drop_allows_tasks_left_waiting() {
     crew::spawn(std::future::pending::<()>()).detach();

@@ -22,6 +22,7 @@ use std::hash::{BuildHasher, Hasher};
 use crate::task::Runnable;
 
 use super::local::LocalHome;
+use super::registry::Registry;
 use super::shared::{PoolKind, Shared};
 use super::worker::{Core, Pushed};
 use crate::sync::{thread_local, Arc};
@@ -179,10 +180,11 @@ pub(super) fn schedule_on_own_core(
     }
 }
 
-/// The pool this thread works for or blocks in (global or private), if any: a local task
-/// spawned here is registered in its registry.
-pub(super) fn current_pool() -> Option<Arc<Shared>> {
-    with_current(|current| Some(current.shared.clone()))
+/// The registry of the pool this thread works for or blocks in (global or private), if it
+/// keeps one, and whether it keeps task records: where a local task spawned here registers.
+pub(super) fn current_registry() -> (Option<Arc<Registry>>, bool) {
+    with_current(|current| Some((current.shared.registry().cloned(), current.shared.keeps_task_records())))
+        .unwrap_or((None, false))
 }
 
 /// The pool and core this thread runs now, if it runs one.

@@ -11,17 +11,18 @@
 //!   unless that `block_on` runs inside a local task's poll ([`drive`]); and as a worker thread
 //!   whose core went to another thread (handed off, or taken over): it runs its local tasks until
 //!   none is alive, or its pool shuts down, then exits ([`finish_worker_thread`]).
-//! - A task scheduled on its own thread is pushed, and nothing else, unless the thread's core is
-//!   parked (a wake from inside the reactor): then the core wakes itself. From any other thread:
-//!   push, a SeqCst fence, then wake the owner, through the core it runs (`Sleepers::wake_listed`,
+//! - A task scheduled on its own thread goes to the thread's own queue ([`Here::own`], behind
+//!   [`Here::next`]: no lock), and nothing else, unless the thread's core is parked (a wake from
+//!   inside the reactor): then the core wakes itself. From any other thread: push onto the
+//!   home's `remote` queue (under its lock), a SeqCst fence, then wake the owner, through the core it runs (`Sleepers::wake_listed`,
 //!   a targeted wake) or, if it runs none, its parker. The owner looks at its queue again after
 //!   every step that precedes a wait: listing its core as parked (then a fence), giving its core
 //!   up (then a fence), and between its parker's tokens. So no wakeup is lost
 //!   (`sleep/README.md`, "Local tasks").
-//! - Every live local task is registered in its home (its waker), and, on a thread that works
-//!   for or blocks in a pool with a registry, in that pool's too (the dump, a private pool's
-//!   drop, `#[crew::test]`'s leftovers). When the thread's worker life ends, or its
-//!   thread-locals are destroyed, the home closes ([`LocalHome::close`]): it refuses new tasks,
+//! - Every live local task is registered in its thread's [`Tasks`] (its waker; owner-only, no
+//!   lock), and, on a thread that works for or blocks in a pool that keeps task records, in that
+//!   pool's registry too (the dump, `#[crew::test]`'s leftovers). When the thread's worker life
+//!   ends, or its thread-locals are destroyed, the home closes ([`Here::close`]): it refuses new tasks,
 //!   wakes every registered one, and drops every task that reaches its queue until none is
 //!   alive. So every local task is dropped on its own thread, exactly once, and once a home is
 //!   closed no task of it is alive for a late wake to find.
@@ -38,7 +39,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use async_task::{ScheduleInfo, WithInfo};
 
 use super::context;
-use super::registry::{Registration, Registry};
+use super::registry::Registration;
 use super::shared::Shared;
 use crate::join::JoinHandle;
 use crate::policy::Policy;
@@ -52,12 +53,19 @@ const NO_CORE: usize = usize::MAX;
 /// How many local tasks `block_on` runs between two looks at its own future's wake.
 const DRIVE_BATCH: usize = 61;
 
+/// How many tasks in a row a driver takes from [`Here::next`] before the queue's oldest (the
+/// worker loop's LIFO limit, `MAX_LIFO_POLLS`, for the same reason).
+pub(super) const MAX_NEXT_POLLS: u32 = super::worker::MAX_LIFO_POLLS;
+
 /// A thread's queue of its own local tasks, and how to wake the thread (see the module docs).
 pub(crate) struct LocalHome {
-    queue: Mutex<VecDeque<Runnable>>,
-    /// `queue`'s length, written under its lock: read without it by the owner's picks and the
-    /// metrics.
-    queued: AtomicUsize,
+    /// Tasks scheduled from other threads (the owner's own pushes go to [`Here::own`], with no
+    /// lock); the owner moves them over before it pops.
+    remote: Mutex<VecDeque<Runnable>>,
+    /// `remote`'s length, written under its lock: read without it by the owner's pops.
+    remote_len: AtomicUsize,
+    /// [`Here::own`]'s length, written by the owner: for its picks' hint and the metrics.
+    own_len: AtomicUsize,
     /// The core this thread runs now, [`NO_CORE`] if none: where a wake from another thread
     /// goes. Set only by the owner.
     core: AtomicUsize,
@@ -65,11 +73,9 @@ pub(crate) struct LocalHome {
     pool: Option<Arc<Shared>>,
     /// Wakes the owner while it runs no core (in `block_on`, or finishing its local tasks).
     unparker: Unparker,
-    /// The live local tasks' wakers, for [`close`](LocalHome::close).
-    registry: Arc<Registry>,
     /// Live local tasks: raised at each spawn, lowered at each task's end, both on the owner.
     live: SingleWriterCounter,
-    /// Set once [`close`](LocalHome::close) began.
+    /// Set once [`Here::close`] began.
     closed: AtomicBool,
 }
 
@@ -82,11 +88,18 @@ impl std::fmt::Debug for LocalHome {
 /// What a thread keeps of its own home.
 struct Here {
     home: Arc<LocalHome>,
+    /// The live local tasks' wakers, for [`Here::close`].
+    tasks: RefCell<Tasks>,
+    /// Tasks the owner scheduled itself: no lock, no atomic read-modify-write.
+    own: RefCell<VecDeque<Runnable>>,
+    /// The task the owner scheduled last, run next (at most [`MAX_NEXT_POLLS`] in a row), as
+    /// from a worker's LIFO slot: a chain of local tasks waking each other runs with its data
+    /// in cache, one tick per chain link of that length. The previous one goes to `own`'s back.
+    next: Cell<Option<Runnable>>,
     parker: Parker,
-    /// Local tasks being polled on this thread now (one, unless a local task's poll drives
-    /// another executor that polls local tasks of this thread: only through `block_on`, which
-    /// then does not drive them).
-    polling: Cell<usize>,
+    /// The core this thread runs is parked (in the reactor: a wake on this thread then comes
+    /// from the reactor, and the core must wake itself).
+    core_parked: Cell<bool>,
     /// `block_on`'s waker for its future, reused by the outermost `block_on` that drives.
     main: RefCell<Option<(StdArc<MainWake>, Waker)>>,
 }
@@ -100,7 +113,7 @@ thread_local! {
 impl Drop for Here {
     fn drop(&mut self) {
         // The thread exits: every local task still alive is dropped here, on its thread.
-        self.home.close(&self.parker);
+        self.close();
     }
 }
 
@@ -121,6 +134,12 @@ fn with_here<R>(f: impl FnOnce(&Here) -> R) -> Option<R> {
     .ok()
 }
 
+/// Notes that this thread's core parks (`true`) or woke, for a wake of one of its local tasks
+/// from inside the reactor (`LocalHome::schedule`). Called only by a thread with a home.
+pub(super) fn note_core_parked(parked: bool) {
+    let _ = HERE.try_with(|here| here.get().map(|here| here.core_parked.set(parked)));
+}
+
 /// This thread's home, if it has one.
 pub(super) fn this_thread_home() -> Option<Arc<LocalHome>> {
     HERE.try_with(|here| here.get().map(|here| here.home.clone())).ok().flatten()
@@ -131,16 +150,91 @@ impl Here {
         let parker = Parker::new();
         let core = context::current_core();
         let home = LocalHome {
-            queue: Mutex::new(VecDeque::new()),
-            queued: AtomicUsize::new(0),
+            remote: Mutex::new(VecDeque::new()),
+            remote_len: AtomicUsize::new(0),
+            own_len: AtomicUsize::new(0),
             core: AtomicUsize::new(NO_CORE),
             pool: core.map(|(pool, _)| pool),
             unparker: parker.unparker().clone(),
-            registry: Arc::new(Registry::with_shards(1)),
             live: SingleWriterCounter::default(),
             closed: AtomicBool::new(false),
         };
-        Here { home: Arc::new(home), parker, polling: Cell::new(0), main: RefCell::new(None) }
+        Here {
+            home: Arc::new(home),
+            own: RefCell::new(VecDeque::new()),
+            next: Cell::new(None),
+            tasks: RefCell::new(Tasks::default()),
+            parker,
+            core_parked: Cell::new(false),
+            main: RefCell::new(None),
+        }
+    }
+
+    /// The next queued task, if any: the other threads' first (moved behind the owner's own,
+    /// so that neither kind waits for the other to run dry).
+    fn pop(&self) -> Option<Runnable> {
+        let home = &self.home;
+        // Relaxed: a hint; the look before a wait locks `remote` (`is_empty`).
+        if home.remote_len.load(Ordering::Relaxed) > 0 {
+            let mut remote = lock(&home.remote);
+            self.own.borrow_mut().extend(remote.drain(..));
+            // Relaxed: under the lock.
+            home.remote_len.store(0, Ordering::Relaxed);
+        }
+        let mut own = self.own.borrow_mut();
+        let runnable = own.pop_front().or_else(|| self.next.take());
+        self.note_len(&own);
+        runnable
+    }
+
+    /// The task scheduled last by the owner, if any (see `next`).
+    fn pop_next(&self) -> Option<Runnable> {
+        let runnable = self.next.take()?;
+        self.note_len(&self.own.borrow());
+        Some(runnable)
+    }
+
+    /// Writes `own`'s length (with `next`) for the picks' hint and the metrics.
+    fn note_len(&self, own: &VecDeque<Runnable>) {
+        // Relaxed: written by the owner only, read as a hint and a statistic. `next` is not
+        // taken out for this: a `Cell` of a non-`Copy` value is read by taking it.
+        let next = self.next.take();
+        let len = own.len() + usize::from(next.is_some());
+        self.next.set(next);
+        self.home.own_len.store(len, Ordering::Relaxed);
+    }
+
+    /// Whether no task is queued, `remote` looked at under its lock: the look before a wait.
+    fn is_empty(&self) -> bool {
+        let next = self.next.take();
+        let empty = next.is_none() && self.own.borrow().is_empty();
+        self.next.set(next);
+        empty && lock(&self.home.remote).is_empty()
+    }
+
+    /// Closes the home (see the module docs): refuses new tasks, wakes every registered one, and
+    /// drops every task that reaches the queue until none is alive, waiting on the parker for
+    /// tasks in flight.
+    fn close(&self) {
+        let home = &self.home;
+        home.closed.store(true, Ordering::SeqCst);
+        let wakers = self.tasks.borrow_mut().close();
+        for waker in wakers {
+            waker.wake();
+        }
+        loop {
+            // Each dropped outside the queue's borrow: its drop may schedule other local tasks.
+            while let Some(runnable) = self.pop() {
+                drop(runnable);
+            }
+            if home.live.get() == 0 {
+                return;
+            }
+            // A task still alive is on its way here: woken just now, or by another thread.
+            if self.is_empty() {
+                self.parker.park();
+            }
+        }
     }
 }
 
@@ -159,18 +253,18 @@ impl LocalHome {
         fence(Ordering::SeqCst);
     }
 
-    /// Whether a task is queued (a hint without the lock; the queue's lock decides).
+    /// Whether a task is queued (a hint: the owner's look before a wait locks the queue from
+    /// other threads after a SeqCst fence, `park.rs`).
     #[inline]
     pub(super) fn has_queued(&self) -> bool {
-        // Relaxed: a hint for the owner's picks; the owner's re-check before a wait locks the
-        // queue after a SeqCst fence (`park.rs`).
-        self.queued.load(Ordering::Relaxed) > 0
+        // Relaxed: a hint for the owner's picks (see above).
+        self.own_len.load(Ordering::Relaxed) > 0 || self.remote_len.load(Ordering::Relaxed) > 0
     }
 
     /// Tasks queued now, for the metrics.
     pub(crate) fn queued(&self) -> usize {
-        // Relaxed: a statistic.
-        self.queued.load(Ordering::Relaxed)
+        // Relaxed: statistics.
+        self.own_len.load(Ordering::Relaxed) + self.remote_len.load(Ordering::Relaxed)
     }
 
     /// Live local tasks, for the metrics.
@@ -178,43 +272,68 @@ impl LocalHome {
         self.live.get()
     }
 
-    /// The next queued task, if any.
+    /// The next queued task, if any. Called by the owner.
     pub(super) fn pop(&self) -> Option<Runnable> {
-        let mut queue = lock(&self.queue);
-        let runnable = queue.pop_front();
-        // Relaxed: under the lock (see `has_queued`).
-        self.queued.store(queue.len(), Ordering::Relaxed);
-        runnable
+        HERE.try_with(|here| here.get().and_then(Here::pop)).ok().flatten()
     }
 
-    /// Whether a task is queued, looked at under the queue's lock: the re-check before a wait.
+    /// The task the owner scheduled last, if it is still queued (see [`Here::next`]). Called by
+    /// the owner.
+    pub(super) fn pop_next(&self) -> Option<Runnable> {
+        HERE.try_with(|here| here.get().and_then(Here::pop_next)).ok().flatten()
+    }
+
+    /// Whether no task is queued, looked at under the lock of the queue other threads push to:
+    /// the owner's look before a wait.
     pub(super) fn is_empty_locked(&self) -> bool {
-        lock(&self.queue).is_empty()
+        HERE.try_with(|here| here.get().map_or(true, Here::is_empty)).unwrap_or(true)
     }
 
-    fn push(&self, runnable: Runnable) {
+    /// Notes in `runnable`'s record, if it keeps one (the dump), that it is queued here.
+    fn record_queued(&self, runnable: &Runnable) {
         if let Some(record) = runnable.metadata().info().record() {
             // Relaxed: a label for the dump.
             let core = self.core.load(Ordering::Relaxed);
             record.queued(Activity::Local(if core == NO_CORE { Activity::NO_CORE } else { core }));
         }
-        let mut queue = lock(&self.queue);
-        queue.push_back(runnable);
-        // Relaxed: under the lock (see `has_queued`).
-        self.queued.store(queue.len(), Ordering::Relaxed);
     }
 
-    /// A local task's schedule: push, then wake the owner if the push came from another thread
-    /// or the owner's core is parked (see the module docs). Never drops the task (a wake).
+    /// A local task's schedule: on the owner, onto its own queue, waking its core if it is
+    /// parked (a wake from inside the reactor); from any other thread, onto `remote`, then wake
+    /// the owner (see the module docs). Never drops the task (a wake).
     fn schedule(&self, runnable: Runnable) {
-        self.push(runnable);
-        match owner_here(self) {
-            Some(true) => context::wake_own_parked_core(),
-            // The owner drives its home itself now (`block_on`, `finish_worker_thread`,
-            // `close`), and looks at the queue before it parks.
-            Some(false) => {}
-            None => self.wake_owner(),
+        self.record_queued(&runnable);
+        let mut task = Some(runnable);
+        let core_parked = HERE.try_with(|here| match here.get() {
+            Some(here) if std::ptr::eq(&*here.home, self) => {
+                let mut own = here.own.borrow_mut();
+                if let Some(previous) = here.next.replace(task.take()) {
+                    own.push_back(previous);
+                }
+                // Relaxed: see `own_len`; `next` is full.
+                self.own_len.store(own.len() + 1, Ordering::Relaxed);
+                here.core_parked.get()
+            }
+            _ => false,
+        });
+        match task {
+            // Another thread, or this one while its locals are destroyed (a drop in `close`,
+            // which looks at `remote` again anyway).
+            Some(runnable) => self.push_remote(runnable),
+            None if core_parked == Ok(true) => context::wake_own_parked_core(),
+            None => {}
         }
+    }
+
+    /// Pushes `runnable`, scheduled on another thread, onto `remote` and wakes the owner.
+    fn push_remote(&self, runnable: Runnable) {
+        {
+            let mut remote = lock(&self.remote);
+            remote.push_back(runnable);
+            // Relaxed: under the lock (see `remote_len`).
+            self.remote_len.store(remote.len(), Ordering::Relaxed);
+        }
+        self.wake_owner();
     }
 
     /// After a push from another thread: a SeqCst fence, then a targeted wake of the core the
@@ -230,49 +349,65 @@ impl LocalHome {
             _ => self.unparker.unpark(),
         }
     }
+}
 
-    /// Closes the home (see the module docs): called by the owner, which then drops every task
-    /// that reaches the queue until none is alive, waiting on `parker` for tasks in flight.
-    fn close(&self, parker: &Parker) {
-        self.closed.store(true, Ordering::SeqCst);
-        for waker in self.registry.close() {
-            waker.wake();
+/// A thread's live local tasks' wakers, for [`Here::close`]: only the owner registers and
+/// removes, so no lock. Once closed, it keeps nothing.
+#[derive(Default)]
+struct Tasks {
+    wakers: Vec<Option<Waker>>,
+    free: Vec<usize>,
+    closed: bool,
+}
+
+impl Tasks {
+    /// A key for a task about to be made.
+    fn reserve(&mut self) -> usize {
+        self.free.pop().unwrap_or_else(|| {
+            self.wakers.push(None);
+            self.wakers.len() - 1
+        })
+    }
+
+    /// The task of `key` was made: its waker.
+    fn fill(&mut self, key: usize, waker: Waker) {
+        self.wakers[key] = Some(waker);
+    }
+
+    /// The task of `key` ended (or was never made): its waker, for the caller to drop after
+    /// the borrow.
+    fn remove(&mut self, key: usize) -> Option<Waker> {
+        if self.closed {
+            return None;
         }
-        loop {
-            while let Some(runnable) = self.pop() {
-                drop(runnable);
-            }
-            if self.live.get() == 0 {
-                return;
-            }
-            // A task still alive is on its way here: woken just now, or by another thread.
-            if self.is_empty_locked() {
-                parker.park();
-            }
-        }
+        self.free.push(key);
+        self.wakers[key].take()
+    }
+
+    /// Every registered waker; from now on, nothing is kept.
+    fn close(&mut self) -> Vec<Waker> {
+        self.closed = true;
+        self.free = Vec::new();
+        std::mem::take(&mut self.wakers).into_iter().flatten().collect()
     }
 }
 
-/// Whether this thread owns `home`, and if so, whether it runs a core: `Some(_)` on the owner,
-/// which pushed onto its own home; `None` on another thread, or while this thread's locals are
-/// being destroyed (a push from a drop in `close`, which looks at the queue again anyway).
-fn owner_here(home: &LocalHome) -> Option<bool> {
-    let mine = HERE.try_with(|here| here.get().is_some_and(|here| std::ptr::eq(&*here.home, home))).unwrap_or(false);
-    // Relaxed: the owner reads what it wrote itself.
-    mine.then(|| home.core.load(Ordering::Relaxed) != NO_CORE)
-}
-
-/// What a local task tells at its end: its home's registry and live count.
+/// What a local task tells at its end: its thread's [`Tasks`] and its home's live count.
 struct HomeEnd {
     home: Arc<LocalHome>,
-    key: super::registry::Key,
+    key: usize,
 }
 
 impl OnTaskEnd for HomeEnd {
     fn task_ended(&mut self) {
-        self.home.registry.remove(self.key);
-        // On the owner: a local task's future is dropped on its thread only (async-task
-        // panics elsewhere), so the count has one writer.
+        // On the owner: a local task's future is dropped on its thread only (async-task panics
+        // elsewhere). While its thread-locals are destroyed, `close` already took every waker.
+        let waker = HERE
+            .try_with(|here| here.get().and_then(|here| here.tasks.try_borrow_mut().ok()?.remove(self.key)))
+            .ok()
+            .flatten();
+        drop(waker);
+        // One writer: the owner.
         self.home.live.decr();
     }
 }
@@ -289,9 +424,22 @@ fn in_block_on() -> bool {
     BLOCK_ON_DEPTH.try_with(Cell::get).unwrap_or(0) > 0
 }
 
+// Local tasks being polled on this thread now: one, unless a local task's poll drives another
+// executor that polls local tasks of this thread (only `block_on`, which then does not drive
+// them). Read at every local poll: a `const` thread-local outside loom, whose
+// `thread_local!` has no const form (its threads share one OS thread).
+#[cfg(not(loom))]
+std::thread_local! {
+    static POLLING: Cell<usize> = const { Cell::new(0) };
+}
+#[cfg(loom)]
+loom::thread_local! {
+    static POLLING: Cell<usize> = Cell::new(0);
+}
+
 /// True while a local task is being polled on this thread.
 fn in_local_poll() -> bool {
-    HERE.try_with(|here| here.get().is_some_and(|here| here.polling.get() > 0)).unwrap_or(false)
+    POLLING.try_with(Cell::get).unwrap_or(0) > 0
 }
 
 /// Spawns the local task `info` from `future` on this thread (see the module docs), registered
@@ -315,35 +463,29 @@ where
              thread, or inside crew::block_on or Pool::block_on; from any other thread, use crew::spawn_pinned"
         );
     }
-    let Some(home) = with_here(|here| here.home.clone()) else {
+    let Some((home, key)) = with_here(|here| (here.home.clone(), here.tasks.borrow_mut().reserve())) else {
         panic!("crew::spawn_local was called while this thread's thread-locals are being destroyed");
     };
     let (id, location) = (info.id(), info.location());
+    let forget_key = || with_here(|here| drop(here.tasks.borrow_mut().remove(key)));
     // Only the owner closes its home: no close can begin between this check and the register.
     if home.closed.load(Ordering::SeqCst) {
         return task::refused(id, location);
     }
-    let pool = context::current_pool();
-    let registry = pool.as_ref().and_then(|pool| pool.registry().cloned());
-    let records = pool.as_ref().is_some_and(|pool| pool.keeps_task_records());
-    let info = if records { info.with_record() } else { info };
+    // The pool's registry lists a local task only for the dump (and `#[crew::test]`'s check of
+    // leftovers): a pool's shutdown drops its threads' local tasks through their homes.
+    let registry = match context::current_registry() {
+        (Some(registry), true) => Some(registry),
+        _ => None,
+    };
+    let info = if registry.is_some() { info.with_record() } else { info };
     let schedule = {
         let home = home.clone();
         WithInfo(move |runnable: Runnable, _: ScheduleInfo| home.schedule(runnable))
     };
     let build = |pool_end: Option<Registration>| {
-        let built = home.registry.register(
-            0,
-            |key| {
-                let end = (HomeEnd { home: home.clone(), key }, pool_end);
-                task::build_local::<P, _, _, _>(TaskMeta::new(info, None), end, Polled { future }, schedule)
-            },
-            |(runnable, _): &(Runnable, JoinHandle<F::Output, P>)| (runnable.waker(), None),
-        );
-        match built {
-            Ok(built) => built,
-            Err(_) => unreachable!("only its owner closes a home, and this one was open"),
-        }
+        let end = (HomeEnd { home: home.clone(), key }, pool_end);
+        task::build_local::<P, _, _, _>(TaskMeta::new(info, None), end, Polled { future }, schedule)
     };
     let spawned = match registry {
         None => Some(build(None)),
@@ -352,15 +494,17 @@ where
                 context::shard_hint(),
                 |key| build(Some(Registration::new(registry.clone(), key))),
                 |(runnable, _): &(Runnable, JoinHandle<F::Output, P>)| {
-                    (runnable.waker(), records.then(|| runnable.metadata().info().clone()))
+                    (runnable.waker(), Some(runnable.metadata().info().clone()))
                 },
             )
             .ok(),
     };
     // Refused by the pool (shutting down): its future was dropped with the closure, here.
     let Some((runnable, handle)) = spawned else {
+        forget_key();
         return task::refused(id, location);
     };
+    with_here(|here| here.tasks.borrow_mut().fill(key, runnable.waker()));
     home.live.incr();
     context::count_local_spawn();
     runnable.schedule();
@@ -368,7 +512,7 @@ where
 }
 
 pin_project_lite::pin_project! {
-    /// A local task's future, counted in its thread's [`Here::polling`] while polled, so that a
+    /// A local task's future, counted in its thread's [`POLLING`] while polled, so that a
     /// `block_on` inside it does not run the thread's other local tasks.
     struct Polled<F> {
         #[pin]
@@ -390,14 +534,14 @@ struct PollingGuard(bool);
 
 impl PollingGuard {
     fn enter() -> PollingGuard {
-        PollingGuard(with_here(|here| here.polling.set(here.polling.get() + 1)).is_some())
+        PollingGuard(POLLING.try_with(|polling| polling.set(polling.get() + 1)).is_ok())
     }
 }
 
 impl Drop for PollingGuard {
     fn drop(&mut self) {
         if self.0 {
-            let _ = HERE.try_with(|here| here.get().map(|here| here.polling.set(here.polling.get() - 1)));
+            let _ = POLLING.try_with(|polling| polling.set(polling.get() - 1));
         }
     }
 }
@@ -434,7 +578,7 @@ pub(crate) fn drive<F: Future>(
     poll: &mut impl FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<F::Output>,
 ) -> Option<F::Output> {
     let (home, main) = with_here(|here| {
-        if here.polling.get() > 0 {
+        if in_local_poll() {
             return None;
         }
         let main = here.main.borrow_mut().take().unwrap_or_else(|| {
@@ -453,15 +597,22 @@ pub(crate) fn drive<F: Future>(
                 break output;
             }
         }
-        let mut ran = 0;
-        while ran < DRIVE_BATCH {
-            let Some(runnable) = home.pop() else { break };
+        // No local task alive (the owner counts them): none to run, none to wake this thread
+        // but the future's waker.
+        let (mut ran, mut streak) = (0, 0);
+        while ran < DRIVE_BATCH && home.live() > 0 {
+            let next = if streak < MAX_NEXT_POLLS { home.pop_next() } else { None };
+            streak = if next.is_some() { streak + 1 } else { 0 };
+            let Some(runnable) = next.or_else(|| home.pop()) else { break };
             super::worker::run_task(runnable);
             ran += 1;
         }
         // The parker's token covers a wake that comes after these looks (`MainWake`, a push's
         // `wake_owner`: this thread runs no core while it blocks).
-        if ran == 0 && !wake.woken.load(std::sync::atomic::Ordering::SeqCst) && home.is_empty_locked() {
+        if ran == 0
+            && !wake.woken.load(std::sync::atomic::Ordering::SeqCst)
+            && (home.live() == 0 || home.is_empty_locked())
+        {
             with_here(|here| here.parker.park());
         }
     };
@@ -510,7 +661,7 @@ pub(super) fn finish_worker_thread(shared: &Arc<Shared>) {
         }
     }
     shared.note_orphan(&home, false);
-    with_here(|here| here.home.close(&here.parker));
+    with_here(Here::close);
 }
 
 impl Shared {

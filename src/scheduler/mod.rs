@@ -32,10 +32,10 @@
 //!   stealable queue ends with `notify_one`, a push into a LIFO slot with `notify_private`; a
 //!   worker that parks leaving no searcher re-scans after a SeqCst fence. An idle pool never
 //!   wakes.
-//! - **Order of picking** (`worker.rs`): LIFO slot (at most `MAX_LIFO_POLLS` = 3 tasks in a
-//!   row, then the deque's turn), the fairness tick (the inbox, then the injector), on every
-//!   other tick the thread's local tasks, deque, injector, local tasks, inbox, deferred list,
-//!   then search (`search.rs`), then park. This list and the cadence below are the one statement of them;
+//! - **Order of picking** (`worker.rs`): LIFO slot, else the thread's last-woken local task (at
+//!   most `MAX_LIFO_POLLS` = 3 tasks in a row, then the deque's turn), the fairness tick (the inbox, then the injector), the deque
+//!   and the thread's local tasks (taking turns: the local tasks first on odd ticks), injector,
+//!   inbox, deferred list, then search (`search.rs`), then park. This list and the cadence below are the one statement of them;
 //!   README and `docs/` link here.
 //! - **Cadence.** A *tick* is one pick: a run of LIFO tasks counts as one, as in tokio. Every
 //!   `GLOBAL_QUEUE_INTERVAL` = 61 ticks a worker takes up to `MAX_INTERVAL_BATCH` tasks from the

@@ -228,7 +228,14 @@ impl Shared {
         let worker = self.worker_number(index);
         // The polling thread's local tasks, which no takeover moves: they wait behind the poll.
         let local_tasks = lock(&self.remotes[index].home).as_ref().map_or(0, |home| home.live());
-        reports.queue(SlowPoll { kind, task, thread_name: self.config.thread_name.clone(), worker, elapsed, local_tasks });
+        reports.queue(SlowPoll {
+            kind,
+            task,
+            thread_name: self.config.thread_name.clone(),
+            worker,
+            elapsed,
+            local_tasks,
+        });
     }
 
     /// Called by the owner of core `index` when a poll the monitor reported returns: queues the

@@ -57,7 +57,7 @@ impl Core {
             self.announce_deque(shared);
             return false;
         }
-        if !self.local.is_empty() || self.has_local_task_locked() || self.has_inbox_task_locked(shared) {
+        if !self.local.is_empty() || self.has_own_task_hint(shared) {
             return false;
         }
         let was_searching = std::mem::replace(&mut self.searching, false);
@@ -88,7 +88,9 @@ impl Core {
         }
         // Only this worker takes its local tasks and its inbox: what a push there that did not
         // see it listed added is seen here (`sleep/README.md`, "Local tasks").
-        if !planted_bug!("local_no_recheck") && (self.has_local_task_locked() || self.has_inbox_task_locked(shared)) {
+        if !planted_bug!("local_no_recheck")
+            && (self.has_local_task_locked() || shared.has_inbox_task_fenced(self.index))
+        {
             shared.sleepers.wake_self(self.index);
         }
         true

@@ -2,8 +2,10 @@
 //! goes to that core's inbox, which only the core's owner takes from.
 //!
 //! Invariants:
-//! - The core is the least loaded running one, by what the metrics read: its deque, its
-//!   thread's local tasks (live and queued) and its inbox; ties go round the cores.
+//! - The core is the less loaded of two running ones, by what the metrics read: its deque, its
+//!   thread's local tasks (live and queued) and its inbox. The two are the next in a round over
+//!   the cores and one picked at random ("the power of two choices": nearly as even as looking
+//!   at every core, at a cost that does not grow with the pool).
 //! - An inbox is never stolen from, nor rescued by the watcher: its owner takes from it when
 //!   nothing else of its own is queued and at every fairness tick (`worker.rs`), and looks at it
 //!   again after listing itself as parked (a fence between, `park.rs`). A push ends with a SeqCst
@@ -23,23 +25,43 @@ impl Shared {
     /// The core a `spawn_pinned` task starts on (see the module docs).
     pub(crate) fn pinned_core(&self) -> Pinned {
         let slots = self.active_slots();
-        // Relaxed: spreads ties; any value is correct.
-        let start = self.pinned_next.fetch_add(1, Ordering::Relaxed);
+        // Relaxed: the round's position; any value is correct.
+        let next = self.pinned_next.fetch_add(1, Ordering::Relaxed);
         let load = |index: usize| {
             let remote = &self.remotes[index];
+            // Locked by the owner only as its thread's home attaches or leaves.
             let local = lock(&remote.home).as_ref().map_or(0, |home| home.live() as usize + home.queued());
             // Relaxed: a statistic.
             self.stealers[index].len() + local + remote.inbox.len.load(Ordering::Relaxed)
         };
-        let running = (0..slots)
-            .map(|offset| (start + offset) % slots)
-            .filter(|&index| self.is_active(index) && self.worker_number(index) != usize::MAX);
-        Pinned(running.min_by_key(|&index| load(index)).unwrap_or(start % self.workers()))
+        // A running core from `start` on (a spare, or a core given up, runs no thread).
+        let running_from = |start: usize| {
+            (0..slots)
+                .map(|offset| (start + offset) % slots)
+                .find(|&index| self.is_active(index) && self.worker_number(index) != usize::MAX)
+        };
+        let random = super::rand::FastRand::new(next as u64).below(slots);
+        let chosen = match (running_from(next % slots), running_from(random)) {
+            (Some(a), Some(b)) if a != b => {
+                if load(b) < load(a) {
+                    b
+                } else {
+                    a
+                }
+            }
+            (Some(a), _) => a,
+            (None, _) => next % self.workers(),
+        };
+        Pinned(chosen)
     }
 
     /// Queues `runnable`, a pinned task's first run, in core `core`'s inbox and wakes the core if
     /// it is parked.
     pub(super) fn push_inbox(&self, core: usize, runnable: Runnable) {
+        // See `has_inbox_task_fenced`; a load first, so that the flag's line is written once.
+        if !self.pinned_used.load(Ordering::SeqCst) {
+            self.pinned_used.store(true, Ordering::SeqCst);
+        }
         let inbox = &self.remotes[core].inbox;
         {
             let mut queued = lock(&inbox.queue);
@@ -92,10 +114,15 @@ impl Core {
         // Relaxed: a hint; the re-check before parking locks both.
         self.has_local_task_hint() || shared.remotes[self.index].inbox.len.load(Ordering::Relaxed) > 0
     }
+}
 
-    /// True if this core's inbox holds a task, looked at under its lock (the re-check before
-    /// parking).
-    pub(super) fn has_inbox_task_locked(&self, shared: &Shared) -> bool {
-        !lock(&shared.remotes[self.index].inbox.queue).is_empty()
+impl Shared {
+    /// True if core `index`'s inbox holds a task: the look of its owner about to park, after the
+    /// SeqCst fence that follows its listing. Locks the inbox only once this pool has had a
+    /// pinned spawn: the flag is stored (SeqCst) before the first push, so a look that reads it
+    /// unset precedes that store in the SeqCst order, and that push's wake then sees the owner
+    /// listed (`sleep/README.md`, "Local tasks").
+    pub(super) fn has_inbox_task_fenced(&self, index: usize) -> bool {
+        self.pinned_used.load(Ordering::SeqCst) && !lock(&self.remotes[index].inbox.queue).is_empty()
     }
 }

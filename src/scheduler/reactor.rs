@@ -118,7 +118,7 @@ impl Core {
                     shared.sleepers.wake_self(self.index);
                     continue;
                 }
-                self.parked = false;
+                self.set_parked(false);
                 park.watch_timer = None;
                 self.resume_after_wake(shared);
             }
@@ -134,7 +134,8 @@ impl Core {
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
-            self.parked = self.prepare_park(shared);
+            let parked = self.prepare_park(shared);
+            self.set_parked(parked);
             if self.parked {
                 self.reactor_turn.parked();
                 park.watch_timer = self

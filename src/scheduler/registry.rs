@@ -119,13 +119,7 @@ impl Registry {
         // Under loom, 4 per worker: `close` locks every shard, and each lock is a step the
         // models explore.
         let per_worker = crate::sync::shrunk_under_loom(32, 4);
-        Registry::with_shards((workers * per_worker).next_power_of_two().min(MAX_SHARDS))
-    }
-
-    /// A registry of `shards` shards (a power of two, at most 64): one for a thread's local
-    /// tasks (`local.rs`), which only that thread registers and removes.
-    pub(crate) fn with_shards(shards: usize) -> Registry {
-        debug_assert!(shards.is_power_of_two() && shards <= MAX_SHARDS);
+        let shards = (workers * per_worker).next_power_of_two().min(MAX_SHARDS);
         let cell = || {
             let shard = Shard::with_capacity(ENTRIES_PER_SHARD);
             CachePadded::new(ShardCell { shard: Mutex::new(shard), live: SingleWriterCounter::default() })

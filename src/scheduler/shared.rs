@@ -105,6 +105,9 @@ pub(crate) struct Shared {
     pub(super) orphans: Mutex<Vec<Arc<LocalHome>>>,
     /// Where `spawn_pinned`'s next look for the least loaded core starts (`pinned.rs`).
     pub(super) pinned_next: AtomicUsize,
+    /// Set before this pool's first `spawn_pinned` push: until then, a worker about to park does
+    /// not lock its inbox (`pinned.rs`).
+    pub(super) pinned_used: AtomicBool,
     /// Global or private: `crew::spawn` on this pool's threads targets it if private.
     pub(super) kind: PoolKind,
     pub(super) config: Config,
@@ -141,6 +144,7 @@ impl Shared {
             reports: config.on_slow_poll.is_some().then(Reports::new),
             orphans: Mutex::new(Vec::new()),
             pinned_next: AtomicUsize::new(0),
+            pinned_used: AtomicBool::new(false),
             kind,
             config,
         });

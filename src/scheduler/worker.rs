@@ -8,14 +8,15 @@
 //!   pairs of lines on x86-64, AArch64 and 64-bit PowerPC (as crossbeam's `CachePadded`), 64
 //!   bytes elsewhere. Its owner writes it at every poll, and the pool boxes its cores one after
 //!   another.
-//! - Order of picking: the LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row, without a tick
-//!   (a task run from it continues its waker's tick, as in tokio); then, one tick: every
+//! - Order of picking: the LIFO slot, else the local task this thread woke last (`local.rs`),
+//!   at most [`MAX_LIFO_POLLS`] times in a row, without a tick (a task run from it continues its
+//!   waker's tick, as in tokio); then, one tick: every
 //!   [`GLOBAL_QUEUE_INTERVAL`] ticks the deferred list moves to the back of the deque and this
 //!   worker takes a task from its inbox (`pinned.rs`), else its share of the injector first
 //!   (fairness to yielders and outside spawns), and a worker in the reactor lets it turn once
 //!   that task ran (`reactor_turn.rs`); the LIFO slot's task, if it had its turns, goes to the
-//!   back of the deque; on odd ticks, a local task of this thread (`local.rs`); then the deque;
-//!   then a batch from the injector; then a local task; then the inbox; then the deferred list
+//!   back of the deque; the deque and this thread's local tasks (`local.rs`), the local tasks
+//!   first on odd ticks; then a batch from the injector; then the inbox; then the deferred list
 //!   (after a reactor turn, see
 //!   `reactor_turn.rs`); then, as a searcher, a batch stolen from a random victim or the
 //!   injector, or the older half of a victim's deferred list as a last resort (`search.rs`);
@@ -268,6 +269,11 @@ impl Core {
                 self.counters(shared).lifo_runs.incr();
                 return Some(runnable);
             }
+            // The same for a local task woken by the one this thread ran (`local.rs`).
+            if let Some(runnable) = self.take_local_next(shared) {
+                self.lifo_polls += 1;
+                return Some(runnable);
+            }
         }
         self.tick = self.tick.wrapping_add(1);
         if self.tick % GLOBAL_QUEUE_INTERVAL == 0 {
@@ -297,9 +303,11 @@ impl Core {
             }
         }
         self.lifo_polls = 0;
-        // Local tasks take every other tick while any is queued: neither they nor the deque
-        // can keep the other waiting.
-        if self.tick % 2 == 1 {
+        // This thread's local tasks and the deque take turns, a tick each, while both have
+        // tasks: neither can keep the other waiting. The injector comes after both, as after
+        // the deque alone: at the fairness tick, its share comes first.
+        let local_first = self.tick % 2 == 1;
+        if local_first {
             if let Some(runnable) = self.take_local_task(shared) {
                 return Some(runnable);
             }
@@ -307,12 +315,14 @@ impl Core {
         if let Some(runnable) = self.local.pop() {
             return Some(runnable);
         }
+        if !local_first {
+            if let Some(runnable) = self.take_local_task(shared) {
+                return Some(runnable);
+            }
+        }
         if let Some(runnable) = retry(|| shared.injector.steal_batch_and_pop(&self.local)) {
             self.counters(shared).injector_batches.incr();
             self.announce_deque(shared);
-            return Some(runnable);
-        }
-        if let Some(runnable) = self.take_local_task(shared) {
             return Some(runnable);
         }
         if let Some(runnable) = self.take_inbox(shared) {
@@ -400,6 +410,18 @@ impl Core {
         Some(runnable)
     }
 
+    /// The local task this core's thread scheduled last, if still queued (`local.rs`).
+    #[inline]
+    fn take_local_next(&mut self, shared: &Shared) -> Option<Runnable> {
+        let home = self.home.as_ref()?;
+        if !home.has_queued() {
+            return None;
+        }
+        let runnable = home.pop_next()?;
+        self.counters(shared).local_runs.incr();
+        Some(runnable)
+    }
+
     /// True if this core's thread may have a local task queued (a hint without the lock).
     #[inline]
     pub(super) fn has_local_task_hint(&self) -> bool {
@@ -410,6 +432,15 @@ impl Core {
     /// the re-check of a worker about to park (`park.rs`).
     pub(super) fn has_local_task_locked(&self) -> bool {
         self.home.as_ref().is_some_and(|home| !home.is_empty_locked())
+    }
+
+    /// Marks this core parked (or not) in a worker loop run inside the reactor, telling its
+    /// thread's home if it has one (see `local::note_core_parked`).
+    pub(super) fn set_parked(&mut self, parked: bool) {
+        self.parked = parked;
+        if self.home.is_some() {
+            super::local::note_core_parked(parked);
+        }
     }
 
     /// Makes `home`, this thread's, the one this core picks local tasks from, and the one a wake
@@ -424,6 +455,7 @@ impl Core {
     /// stays with the thread, which drives it from now on (`local.rs`).
     pub(super) fn detach_home(&mut self, shared: &Shared) {
         if let Some(home) = self.home.take() {
+            super::local::note_core_parked(false);
             lock(&shared.remotes[self.index].home).take();
             home.detach();
         }

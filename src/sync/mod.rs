@@ -53,7 +53,8 @@
 //!   a hint for spreading spawns over the registry's shards that no other thread reads.
 //! - `scheduler/local.rs`: `block_on`'s waker's `woken` flag is a `std` atomic (the waker
 //!   reaches other threads through async-task's atomics, which loom cannot see; the parker's
-//!   lock, loom's, orders it with the park).
+//!   lock, loom's, orders it with the park); and `POLLING`, read at every local task's poll, is
+//!   a `const` `std::thread_local!` outside loom, loom's (which has no const form) under it.
 //! - `Sleepers::is_parked` and `Sleepers::watcher` are built for tests and loom only: they are
 //!   the checks the models and unit tests read; so are `Sleepers::notify_one` and
 //!   `notify_private`, which the workers call through their counted forms (`notify_one_from`).
