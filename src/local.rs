@@ -5,7 +5,7 @@
 //! - A local task runs only on the thread that spawned it, and is dropped only there
 //!   (async-task checks both); its queue is that thread's own, never stolen.
 //! - `spawn_pinned` spawns an ordinary (`Send`) task whose first run goes to the chosen
-//!   worker's inbox; that run spawns the `!Send` future as a local task of the worker's thread,
+//!   worker's inbox (`scheduler/pinned.rs`); that run spawns the `!Send` future as a local task of the worker's thread,
 //!   and the ordinary task awaits it. So its handle is an ordinary `JoinHandle`, `Send` when the
 //!   output is.
 
@@ -13,8 +13,9 @@ use std::future::Future;
 use std::panic::Location;
 
 use crate::join::JoinHandle;
-use crate::policy::Propagate;
+use crate::policy::{Policy, Propagate};
 use crate::scheduler;
+use crate::task::info::TaskName;
 use crate::task::{Spawnable, TaskInfo};
 
 /// Spawns a `!Send` future as a local task of the current thread, which alone polls it and
@@ -65,11 +66,28 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    scheduler::spawn_local::<Propagate, F>(TaskInfo::new(None, Location::caller()), future)
+    spawn_local_as(None, Location::caller(), future)
 }
 
-/// Spawns a `!Send` future, built by `make` on the least loaded worker of the current pool (as
-/// [`spawn`](fn@crate::spawn) picks the pool), as a local task of that worker's thread. `make`
+/// [`spawn_local`] of a task named `name` (`task::Builder::spawn_local`), spawned at `location`,
+/// with the policy `P`.
+#[track_caller]
+pub(crate) fn spawn_local_as<P, F>(
+    name: Option<TaskName>,
+    location: &'static Location<'static>,
+    future: F,
+) -> JoinHandle<F::Output, P>
+where
+    P: Policy,
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    scheduler::spawn_local::<P, F>(TaskInfo::new(name, location), future)
+}
+
+/// Spawns a `!Send` future, built by `make` on a lightly loaded worker of the current pool (the
+/// less loaded of two, as [`spawn`](fn@crate::spawn) picks the pool), as a local task of that
+/// worker's thread. `make`
 /// travels there; the future never leaves it. Works from any thread.
 ///
 /// # Examples

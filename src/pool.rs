@@ -116,7 +116,8 @@ impl Pool {
     }
 
     /// [`crew::spawn_pinned`](crate::spawn_pinned) on this pool: `make` builds the `!Send`
-    /// future on the least loaded of this pool's workers, where it runs as a local task.
+    /// future on a lightly loaded worker of this pool (the less loaded of two), where it runs as
+    /// a local task.
     ///
     /// # Examples
     ///

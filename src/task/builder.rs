@@ -108,6 +108,29 @@ impl<P: Policy> Builder<P> {
         crate::target::spawn(Target::Current, self.name, future)
     }
 
+    /// Spawns the `!Send` `future` as a local task of this thread, as
+    /// [`crew::spawn_local`](crate::spawn_local) does, named as this builder says.
+    ///
+    /// # Panics
+    ///
+    /// As [`crew::spawn_local`](crate::spawn_local): where no local tasks run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rc = std::rc::Rc::new(3);
+    /// let value = crew::block_on(crew::task::Builder::new().name("local").spawn_local(async move { *rc }));
+    /// assert_eq!(value, 3);
+    /// ```
+    #[track_caller]
+    pub fn spawn_local<F>(self, future: F) -> JoinHandle<F::Output, P>
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        crate::local::spawn_local_as(self.name, std::panic::Location::caller(), future)
+    }
+
     /// Spawns `future` on `pool`, as [`Pool::spawn`] does.
     ///
     /// # Examples
