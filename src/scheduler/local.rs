@@ -320,7 +320,7 @@ impl LocalHome {
             // Another thread, or this one while its locals are destroyed (a drop in `close`,
             // which looks at `remote` again anyway).
             Some(runnable) => self.push_remote(runnable),
-            None if core_parked == Ok(true) => context::wake_own_parked_core(),
+            None if matches!(core_parked, Ok(true)) => context::wake_own_parked_core(),
             None => {}
         }
     }
@@ -443,9 +443,9 @@ fn in_local_poll() -> bool {
 }
 
 /// Spawns the local task `info` from `future` on this thread (see the module docs), registered
-/// in the thread's home and in the registry of the pool the thread works for or blocks in, if
-/// it keeps one. A task refused (the home or the pool closing) has its future dropped here and
-/// a handle that reports it cancelled.
+/// in the thread's [`Tasks`] and, if the pool the thread works for or blocks in keeps task
+/// records, in that pool's registry. A task refused (the home or the pool closing) has its
+/// future dropped here and a handle that reports it cancelled.
 ///
 /// # Panics
 ///

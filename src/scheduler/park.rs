@@ -81,9 +81,12 @@ impl Core {
                 }
                 Queued::Nothing => {}
             }
-        } else {
+        } else if self.has_home() || shared.pinned_used() {
             // Pairs with the fence of a push onto this thread's local tasks or this core's
-            // inbox (`local.rs`, `pinned.rs`), which wake only this worker.
+            // inbox (`local.rs`, `pinned.rs`), which wake only this worker. A pool with neither
+            // pays nothing: a worker with no home has no local task, and a `pinned_used` read
+            // unset (SeqCst, after this worker's listing) precedes the first pinned push, whose
+            // wake then sees the listing.
             fence(Ordering::SeqCst);
         }
         // Only this worker takes its local tasks and its inbox: what a push there that did not

@@ -123,6 +123,15 @@ impl Shared {
     /// unset precedes that store in the SeqCst order, and that push's wake then sees the owner
     /// listed (`sleep/README.md`, "Local tasks").
     pub(super) fn has_inbox_task_fenced(&self, index: usize) -> bool {
-        self.pinned_used.load(Ordering::SeqCst) && !lock(&self.remotes[index].inbox.queue).is_empty()
+        self.pinned_used() && !lock(&self.remotes[index].inbox.queue).is_empty()
+    }
+
+    /// Whether this pool has had a `spawn_pinned` (see [`has_inbox_task_fenced`]).
+    ///
+    /// [`has_inbox_task_fenced`]: Shared::has_inbox_task_fenced
+    #[inline]
+    pub(super) fn pinned_used(&self) -> bool {
+        // SeqCst: see `has_inbox_task_fenced`.
+        self.pinned_used.load(Ordering::SeqCst)
     }
 }

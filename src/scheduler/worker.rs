@@ -422,6 +422,12 @@ impl Core {
         Some(runnable)
     }
 
+    /// True if this core's thread owns local tasks (a home).
+    #[inline]
+    pub(super) fn has_home(&self) -> bool {
+        self.home.is_some()
+    }
+
     /// True if this core's thread may have a local task queued (a hint without the lock).
     #[inline]
     pub(super) fn has_local_task_hint(&self) -> bool {
@@ -436,6 +442,7 @@ impl Core {
 
     /// Marks this core parked (or not) in a worker loop run inside the reactor, telling its
     /// thread's home if it has one (see `local::note_core_parked`).
+    #[cfg_attr(loom, allow(dead_code))] // loom builds have no reactor loop
     pub(super) fn set_parked(&mut self, parked: bool) {
         self.parked = parked;
         if self.home.is_some() {

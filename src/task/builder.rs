@@ -118,8 +118,10 @@ impl<P: Policy> Builder<P> {
     /// # Examples
     ///
     /// ```
-    /// let rc = std::rc::Rc::new(3);
-    /// let value = crew::block_on(crew::task::Builder::new().name("local").spawn_local(async move { *rc }));
+    /// let value = crew::block_on(async {
+    ///     let rc = std::rc::Rc::new(3);
+    ///     crew::task::Builder::new().name("local").spawn_local(async move { *rc }).await
+    /// });
     /// assert_eq!(value, 3);
     /// ```
     #[track_caller]
