@@ -170,8 +170,9 @@ impl Here {
         }
     }
 
-    /// The next queued task, if any: the other threads' first (moved behind the owner's own,
-    /// so that neither kind waits for the other to run dry).
+    /// The next queued task, if any, oldest first: the owner's own, with what other threads
+    /// pushed moved behind them at each pop (so that neither kind waits for the other to run
+    /// dry), then `next`.
     fn pop(&self) -> Option<Runnable> {
         let home = &self.home;
         // Relaxed: a hint; the look before a wait locks `remote` (`is_empty`).
