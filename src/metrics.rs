@@ -6,8 +6,10 @@
 //!   `scheduler/counters.rs`), never a lock or a read-modify-write on a shared line; what
 //!   happens outside the workers (spawns and wakes from other threads) is counted with one
 //!   shared counter each, on paths that already write the injector's lines.
-//! - Taking a snapshot never blocks a worker and takes no lock a worker takes: it reads the
-//!   counters, the queues' lengths and the lengths mirrored next to the locked queues.
+//! - Taking a snapshot never blocks a worker and takes no lock a worker takes, but each core's
+//!   local-home slot, which its worker locks only as its thread's local tasks' home attaches or
+//!   leaves: it reads the counters, the queues' lengths and the lengths mirrored next to the
+//!   locked queues.
 //! - A snapshot is not atomic as a whole: counters read one after the other may be a little
 //!   apart. Each counter alone never goes backwards between two snapshots of the same pool.
 
