@@ -13,7 +13,8 @@
 //!   for a local task (`sleep/README.md`, "Local tasks").
 //! - A core handed to another thread keeps its inbox (the task then starts on that thread); a
 //!   core given up after a takeover moves its inbox to the injector; a core retired at shutdown
-//!   drops it. So every task sent here runs or is dropped once, as any other.
+//!   drops it; a push that finds its core so (after the clearing) moves its task to the
+//!   injector. So every task sent here runs or is dropped once, as any other.
 
 use super::shared::Shared;
 use super::spawn::Pinned;
@@ -69,8 +70,11 @@ impl Shared {
             // Relaxed: under the lock; the owner's re-check before parking locks it.
             inbox.len.store(queued.len(), Ordering::Relaxed);
         }
-        if self.is_shutdown() {
-            // Its core may have retired: shutdown's drains or a reaper thread drop it.
+        // Its core may have retired (shutdown) or been given up after a takeover (a spare now,
+        // whose inbox nobody looks at): both clear their inbox after the state this reads, so a
+        // push that came after the clearing sees it (the inbox's lock orders them). Then the task
+        // goes to the injector: run by any worker, or dropped by shutdown's drains.
+        if self.is_shutdown() || !self.is_active(core) {
             while let Some(runnable) = Core::take_inbox_of(self, core) {
                 self.push_remote(runnable);
             }

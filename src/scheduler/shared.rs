@@ -103,7 +103,7 @@ pub(crate) struct Shared {
     /// Worker threads that finish their local tasks after their worker life: shutdown wakes
     /// them (`local.rs`).
     pub(super) orphans: Mutex<Vec<Arc<LocalHome>>>,
-    /// Where `spawn_pinned`'s next look for the least loaded core starts (`pinned.rs`).
+    /// `spawn_pinned`'s round over the cores, one of its two candidates (`pinned.rs`).
     pub(super) pinned_next: AtomicUsize,
     /// Set before this pool's first `spawn_pinned` push: until then, a worker about to park does
     /// not lock its inbox (`pinned.rs`).

@@ -128,6 +128,9 @@ impl Shared {
     /// becomes a spare for the next takeover. After shutdown, the injector's drains (or a reaper
     /// thread) drop those tasks, as for any late push.
     pub(super) fn give_up_core(&self, mut core: Box<Core>) {
+        // Relaxed: as in `run` (which stores it before it gets here too); before the inbox is
+        // cleared below, so that a `spawn_pinned` push that comes after sees it (`pinned.rs`).
+        self.slot_states[core.index].active.store(false, Ordering::Relaxed);
         let remote = &self.remotes[core.index];
         let mut queued: Vec<Runnable> = remote.lifo.take().into_iter().collect();
         queued.append(&mut remote.deferred.lock());
