@@ -270,7 +270,7 @@ impl Core {
                 return Some(runnable);
             }
             // The same for a local task woken by the one this thread ran (`local.rs`).
-            if let Some(runnable) = self.take_local_next(shared) {
+            if let Some(runnable) = self.take_local(shared, LocalHome::pop_next) {
                 self.lifo_polls += 1;
                 return Some(runnable);
             }
@@ -308,7 +308,7 @@ impl Core {
         // the deque alone: at the fairness tick, its share comes first.
         let local_first = self.tick % 2 == 1;
         if local_first {
-            if let Some(runnable) = self.take_local_task(shared) {
+            if let Some(runnable) = self.take_local(shared, LocalHome::pop) {
                 return Some(runnable);
             }
         }
@@ -316,7 +316,7 @@ impl Core {
             return Some(runnable);
         }
         if !local_first {
-            if let Some(runnable) = self.take_local_task(shared) {
+            if let Some(runnable) = self.take_local(shared, LocalHome::pop) {
                 return Some(runnable);
             }
         }
@@ -398,26 +398,15 @@ impl Core {
         &shared.counters[self.index]
     }
 
-    /// A local task of this core's thread (`local.rs`), if one is queued.
+    /// A local task of this core's thread (`local.rs`), taken by `pop` (`LocalHome::pop`, the
+    /// oldest; `LocalHome::pop_next`, the one the thread scheduled last), if one is queued.
     #[inline]
-    fn take_local_task(&mut self, shared: &Shared) -> Option<Runnable> {
+    fn take_local(&mut self, shared: &Shared, pop: fn(&LocalHome) -> Option<Runnable>) -> Option<Runnable> {
         let home = self.home.as_ref()?;
         if !home.has_queued() {
             return None;
         }
-        let runnable = home.pop()?;
-        self.counters(shared).local_runs.incr();
-        Some(runnable)
-    }
-
-    /// The local task this core's thread scheduled last, if still queued (`local.rs`).
-    #[inline]
-    fn take_local_next(&mut self, shared: &Shared) -> Option<Runnable> {
-        let home = self.home.as_ref()?;
-        if !home.has_queued() {
-            return None;
-        }
-        let runnable = home.pop_next()?;
+        let runnable = pop(home)?;
         self.counters(shared).local_runs.incr();
         Some(runnable)
     }
