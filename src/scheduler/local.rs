@@ -43,6 +43,7 @@ use super::registry::Registration;
 use super::shared::Shared;
 use crate::join::JoinHandle;
 use crate::policy::Policy;
+use crate::sync::thread::LocalKey;
 use crate::sync::{fence, lock, thread_local, Arc, AtomicBool, AtomicUsize, Mutex, Ordering, Parker};
 use crate::sync::{SingleWriterCounter, Unparker};
 use crate::task::{self, Activity, OnTaskEnd, Runnable, TaskInfo, TaskMeta};
@@ -422,7 +423,12 @@ thread_local! {
 
 /// True inside a `block_on` on this thread.
 fn in_block_on() -> bool {
-    BLOCK_ON_DEPTH.try_with(Cell::get).unwrap_or(0) > 0
+    Counted::is_raised(&BLOCK_ON_DEPTH)
+}
+
+/// Counts one more `block_on` running on this thread until the guard drops.
+pub(crate) fn enter_block_on() -> Counted {
+    Counted::raise(&BLOCK_ON_DEPTH)
 }
 
 // Local tasks being polled on this thread now: one, unless a local task's poll drives another
@@ -440,7 +446,35 @@ loom::thread_local! {
 
 /// True while a local task is being polled on this thread.
 fn in_local_poll() -> bool {
-    POLLING.try_with(Cell::get).unwrap_or(0) > 0
+    Counted::is_raised(&POLLING)
+}
+
+/// A guard that counts one more in a per-thread count ([`BLOCK_ON_DEPTH`], [`POLLING`]) while
+/// it lives; a panic unwinds through it. A thread whose locals are being destroyed counts
+/// nothing.
+pub(crate) struct Counted {
+    count: &'static LocalKey<Cell<usize>>,
+    raised: bool,
+}
+
+impl Counted {
+    fn raise(count: &'static LocalKey<Cell<usize>>) -> Counted {
+        let raised = count.try_with(|count| count.set(count.get() + 1)).is_ok();
+        Counted { count, raised }
+    }
+
+    /// True while some guard counts in `count` on this thread.
+    fn is_raised(count: &'static LocalKey<Cell<usize>>) -> bool {
+        count.try_with(Cell::get).unwrap_or(0) > 0
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        if self.raised {
+            let _ = self.count.try_with(|count| count.set(count.get() - 1));
+        }
+    }
 }
 
 /// Spawns the local task `info` from `future` on this thread (see the module docs), registered
@@ -525,25 +559,8 @@ impl<F: Future> Future for Polled<F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let _polling = PollingGuard::enter();
+        let _polling = Counted::raise(&POLLING);
         self.project().future.poll(cx)
-    }
-}
-
-/// Counts one local poll on this thread while alive (a panic unwinds through it).
-struct PollingGuard(bool);
-
-impl PollingGuard {
-    fn enter() -> PollingGuard {
-        PollingGuard(POLLING.try_with(|polling| polling.set(polling.get() + 1)).is_ok())
-    }
-}
-
-impl Drop for PollingGuard {
-    fn drop(&mut self) {
-        if self.0 {
-            let _ = POLLING.try_with(|polling| polling.set(polling.get() - 1));
-        }
     }
 }
 
@@ -619,22 +636,6 @@ pub(crate) fn drive<F: Future>(
     };
     with_here(|here| *here.main.borrow_mut() = Some(main));
     Some(output)
-}
-
-/// Counts a `block_on` on this thread while alive: `spawn_local` works inside it.
-pub(crate) struct InBlockOn(());
-
-impl InBlockOn {
-    pub(crate) fn enter() -> InBlockOn {
-        let _ = BLOCK_ON_DEPTH.try_with(|depth| depth.set(depth.get() + 1));
-        InBlockOn(())
-    }
-}
-
-impl Drop for InBlockOn {
-    fn drop(&mut self) {
-        let _ = BLOCK_ON_DEPTH.try_with(|depth| depth.set(depth.get() - 1));
-    }
 }
 
 /// The end of a worker thread's worker life (its core retired, given up or handed off): if it

@@ -113,6 +113,6 @@ mod worker;
 
 pub(crate) use context::{count_task_end, current_private_pool, enter_pool, hand_off_core, try_hand_off_core};
 
-pub(crate) use local::{drive as drive_local, spawn as spawn_local, InBlockOn};
+pub(crate) use local::{drive as drive_local, enter_block_on, spawn as spawn_local};
 pub(crate) use shared::{PoolKind, Shared};
 pub(crate) use spawn::schedule_private;
