@@ -52,7 +52,7 @@ use crate::task::{self, Activity, OnTaskEnd, Runnable, TaskInfo, TaskMeta};
 const NO_CORE: usize = usize::MAX;
 
 /// How many local tasks `block_on` runs between two looks at its own future's wake.
-const DRIVE_BATCH: usize = 61;
+pub(super) const DRIVE_BATCH: usize = 61;
 
 /// How many tasks in a row a driver takes from [`Here::next`] before the queue's oldest (the
 /// worker loop's LIFO limit, `MAX_LIFO_POLLS`, for the same reason).
@@ -97,6 +97,8 @@ struct Here {
     /// from a worker's LIFO slot: a chain of local tasks waking each other runs with its data
     /// in cache, one tick per chain link of that length. The previous one goes to `own`'s back.
     next: Cell<Option<Runnable>>,
+    /// Tasks in `own` and `next` (published in [`LocalHome::own_len`]).
+    queued: Cell<usize>,
     parker: Parker,
     /// The core this thread runs is parked (in the reactor: a wake on this thread then comes
     /// from the reactor, and the core must wake itself).
@@ -164,6 +166,7 @@ impl Here {
             home: Arc::new(home),
             own: RefCell::new(VecDeque::new()),
             next: Cell::new(None),
+            queued: Cell::new(0),
             tasks: RefCell::new(Tasks::default()),
             parker,
             core_parked: Cell::new(false),
@@ -179,39 +182,38 @@ impl Here {
         // Relaxed: a hint; the look before a wait locks `remote` (`is_empty`).
         if home.remote_len.load(Ordering::Relaxed) > 0 {
             let mut remote = lock(&home.remote);
+            self.queued.set(self.queued.get() + remote.len());
             self.own.borrow_mut().extend(remote.drain(..));
             // Relaxed: under the lock.
             home.remote_len.store(0, Ordering::Relaxed);
         }
-        let mut own = self.own.borrow_mut();
-        let runnable = own.pop_front().or_else(|| self.next.take());
-        self.note_len(&own);
+        let runnable = self.own.borrow_mut().pop_front().or_else(|| self.next.take());
+        if runnable.is_some() {
+            self.note_queued(-1);
+        }
         runnable
     }
 
     /// The task scheduled last by the owner, if any (see `next`).
     fn pop_next(&self) -> Option<Runnable> {
         let runnable = self.next.take()?;
-        self.note_len(&self.own.borrow());
+        self.note_queued(-1);
         Some(runnable)
     }
 
-    /// Writes `own`'s length (with `next`) for the picks' hint and the metrics.
-    fn note_len(&self, own: &VecDeque<Runnable>) {
-        // Relaxed: written by the owner only, read as a hint and a statistic. `next` is not
-        // taken out for this: a `Cell` of a non-`Copy` value is read by taking it.
-        let next = self.next.take();
-        let len = own.len() + usize::from(next.is_some());
-        self.next.set(next);
-        self.home.own_len.store(len, Ordering::Relaxed);
+    /// Counts `change` more tasks in `own` and `next`, and publishes the count for the picks'
+    /// hint and the metrics.
+    #[inline]
+    fn note_queued(&self, change: isize) {
+        let queued = self.queued.get().wrapping_add_signed(change);
+        self.queued.set(queued);
+        // Relaxed: written by the owner only, read as a hint and a statistic.
+        self.home.own_len.store(queued, Ordering::Relaxed);
     }
 
     /// Whether no task is queued, `remote` looked at under its lock: the look before a wait.
     fn is_empty(&self) -> bool {
-        let next = self.next.take();
-        let empty = next.is_none() && self.own.borrow().is_empty();
-        self.next.set(next);
-        empty && lock(&self.home.remote).is_empty()
+        self.queued.get() == 0 && lock(&self.home.remote).is_empty()
     }
 
     /// Closes the home (see the module docs): refuses new tasks, wakes every registered one, and
@@ -300,20 +302,21 @@ impl LocalHome {
         }
     }
 
-    /// A local task's schedule: on the owner, onto its own queue, waking its core if it is
-    /// parked (a wake from inside the reactor); from any other thread, onto `remote`, then wake
-    /// the owner (see the module docs). Never drops the task (a wake).
-    fn schedule(&self, runnable: Runnable) {
+    /// A local task's schedule: on the owner, into `next` (the one before goes to the back of
+    /// its own queue), or, if the task woke itself while it ran (a yield), to the back, behind
+    /// the others; its core woken if it is parked (a wake from inside the reactor). From any
+    /// other thread, onto `remote`, then wake the owner (see the module docs). Never drops the
+    /// task (a wake).
+    fn schedule(&self, runnable: Runnable, woken_while_running: bool) {
         self.record_queued(&runnable);
         let mut task = Some(runnable);
         let core_parked = HERE.try_with(|here| match here.get() {
             Some(here) if std::ptr::eq(&*here.home, self) => {
-                let mut own = here.own.borrow_mut();
-                if let Some(previous) = here.next.replace(task.take()) {
-                    own.push_back(previous);
+                let behind = if woken_while_running { task.take() } else { here.next.replace(task.take()) };
+                if let Some(behind) = behind {
+                    here.own.borrow_mut().push_back(behind);
                 }
-                // Relaxed: see `own_len`; `next` is full.
-                self.own_len.store(own.len() + 1, Ordering::Relaxed);
+                here.note_queued(1);
                 here.core_parked.get()
             }
             _ => false,
@@ -516,7 +519,7 @@ where
     let info = if registry.is_some() { info.with_record() } else { info };
     let schedule = {
         let home = home.clone();
-        WithInfo(move |runnable: Runnable, _: ScheduleInfo| home.schedule(runnable))
+        WithInfo(move |runnable: Runnable, info: ScheduleInfo| home.schedule(runnable, info.woken_while_running))
     };
     let build = |pool_end: Option<Registration>| {
         let end = (HomeEnd { home: home.clone(), key }, pool_end);

@@ -32,12 +32,16 @@
 //!   stealable queue ends with `notify_one`, a push into a LIFO slot with `notify_private`; a
 //!   worker that parks leaving no searcher re-scans after a SeqCst fence. An idle pool never
 //!   wakes.
-//! - **Order of picking** (`worker.rs`): LIFO slot, else the thread's last-woken local task (at
-//!   most `MAX_LIFO_POLLS` = 3 tasks in a row, then the deque's turn), the fairness tick (the inbox, then the injector), the deque
-//!   and the thread's local tasks (taking turns: the local tasks first on odd ticks), injector,
-//!   inbox, deferred list, then search (`search.rs`), then park. This list and the cadence below are the one statement of them;
-//!   README and `docs/` link here.
-//! - **Cadence.** A *tick* is one pick: a run of LIFO tasks counts as one, as in tokio. Every
+//! - **Order of picking** (`worker.rs`): the rest of a turn of local tasks (once the worker took
+//!   one of its thread's local tasks, up to `LOCAL_TURN` = 61 of them in a row while any is
+//!   queued, as `block_on`'s batch; the thread's last-woken first, at most 3 in a row), else the
+//!   LIFO slot (at most `MAX_LIFO_POLLS` = 3 tasks in a row, then the deque's turn), the
+//!   fairness tick (the inbox, then the injector), the deque and the thread's local tasks (taking
+//!   turns: the local tasks first on odd ticks; a local task taken begins a turn), injector,
+//!   inbox, deferred list, then search (`search.rs`), then park. This list and the cadence below are the one statement of them; README and `docs/`
+//!   link here.
+//! - **Cadence.** A *tick* is one pick: a run of LIFO tasks counts as one, as in tokio, and a
+//!   turn of local tasks one per `MAX_LIFO_POLLS + 1` tasks, ending before the fairness tick. Every
 //!   `GLOBAL_QUEUE_INTERVAL` = 61 ticks a worker takes up to `MAX_INTERVAL_BATCH` tasks from the
 //!   injector before its own queue, moves its deferred list to the back of its deque, and, inside
 //!   the reactor, lets the reactor turn without blocking (`reactor.rs`; at the latest every

@@ -73,7 +73,10 @@ impl Future for WorkerLoop<'_> {
                     Ok(Poll::Pending)
                 }
                 None => {
-                    let next = core.poll_next_task(shared, park, cx);
+                    let next = match core.next_quick(shared) {
+                        Some(runnable) => Poll::Ready(Some(runnable)),
+                        None => core.poll_next_task(shared, park, cx),
+                    };
                     if let Poll::Ready(Some(runnable)) = &next {
                         core.begin_poll(shared, runnable);
                     }

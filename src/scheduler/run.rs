@@ -70,7 +70,7 @@ fn blocking_loop(shared: &Shared) {
         let step = context::with_core(|_, core| match core.finish_poll(shared) {
             Some(flagged) => Err(flagged),
             None => {
-                let next = core.next_task(shared);
+                let next = core.next_quick(shared).or_else(|| core.next_task(shared));
                 if let Some(runnable) = &next {
                     core.begin_poll(shared, runnable);
                 }

@@ -8,9 +8,11 @@
 //!   pairs of lines on x86-64, AArch64 and 64-bit PowerPC (as crossbeam's `CachePadded`), 64
 //!   bytes elsewhere. Its owner writes it at every poll, and the pool boxes its cores one after
 //!   another.
-//! - Order of picking: the LIFO slot, else the local task this thread woke last (`local.rs`),
-//!   at most [`MAX_LIFO_POLLS`] times in a row, without a tick (a task run from it continues its
-//!   waker's tick, as in tokio); then, one tick: every
+//! - Order of picking: the rest of a turn of local tasks (`next_in_local_turn`: once the worker
+//!   took one of its thread's local tasks, up to [`LOCAL_TURN`] in a row while any is queued,
+//!   the one this thread woke last first, at most [`MAX_LIFO_POLLS`] times in a row); else the
+//!   LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row, without a tick (a task run from it
+//!   continues its waker's tick, as in tokio); then, one tick: every
 //!   [`GLOBAL_QUEUE_INTERVAL`] ticks the deferred list moves to the back of the deque and this
 //!   worker takes a task from its inbox (`pinned.rs`), else its share of the injector first
 //!   (fairness to yielders and outside spawns), and a worker in the reactor lets it turn once
@@ -52,6 +54,11 @@ pub(super) const MAX_INTERVAL_BATCH: usize = shrunk_under_loom(128, 2);
 /// How many tasks in a row a worker takes from its LIFO slot before going back to its deque.
 pub(super) const MAX_LIFO_POLLS: u32 = 3;
 
+/// The most local tasks a worker runs in one turn of its thread's local tasks (`local.rs`)
+/// before its other queues get a turn: `block_on`'s batch between two looks at its own future,
+/// as tokio's `LocalSet` runs at most this many per poll of its own.
+pub(super) const LOCAL_TURN: u32 = super::local::DRIVE_BATCH as u32;
+
 /// One worker's local state; owned by the thread running its loop.
 ///
 /// Aligned (and so sized) to whole 128-byte pairs of cache lines where crossbeam's `CachePadded`
@@ -70,6 +77,9 @@ pub(super) struct Core {
     deferred_filled: bool,
     pub(super) local: Worker<Runnable>,
     lifo_polls: u32,
+    /// Local tasks this core may still take before its other queues get a turn (a turn of
+    /// local tasks began when it took one; see `next_in_local_turn`).
+    local_turn: u32,
     tick: u32,
     pub(super) searching: bool,
     /// Whether this core found a task since it last woke or spun: only then does it spin before
@@ -129,6 +139,7 @@ impl Core {
             deferred_filled: false,
             local,
             lifo_polls: 0,
+            local_turn: 0,
             tick: 0,
             searching: false,
             spin_armed: false,
@@ -208,6 +219,7 @@ impl Core {
         self.lifo_filled = false;
         self.deferred_filled = false;
         self.lifo_polls = 0;
+        self.local_turn = 0;
         self.searching = false;
         self.parked = false;
         self.watch = None;
@@ -260,20 +272,8 @@ impl Core {
     /// also when it stopped short of its deferred tasks to let the reactor turn
     /// (`self.reactor_turn.is_wanted()`).
     pub(super) fn next_local(&mut self, shared: &Shared) -> Option<Runnable> {
-        // The LIFO slot first, while it has turns left: a task it runs continues the tick of
-        // the task that woke it (as in tokio), so a chain of wakes counts one tick per
-        // `MAX_LIFO_POLLS + 1` tasks, not one per task.
-        if self.lifo_polls < MAX_LIFO_POLLS {
-            if let Some(runnable) = self.take_lifo(shared) {
-                self.lifo_polls += 1;
-                self.counters(shared).lifo_runs.incr();
-                return Some(runnable);
-            }
-            // The same for a local task woken by the one this thread ran (`local.rs`).
-            if let Some(runnable) = self.take_local(shared, LocalHome::pop_next) {
-                self.lifo_polls += 1;
-                return Some(runnable);
-            }
+        if let Some(runnable) = self.next_in_chain(shared) {
+            return Some(runnable);
         }
         self.tick = self.tick.wrapping_add(1);
         if self.tick % GLOBAL_QUEUE_INTERVAL == 0 {
@@ -341,6 +341,79 @@ impl Core {
         None
     }
 
+    /// The next task that continues what this core ran last, without a tick of its own: the
+    /// next local task of a turn of them (`next_in_local_turn`), else the next link of a chain
+    /// of wakes, the LIFO slot's task, while the chain has turns left. A task run from the chain
+    /// continues the tick of the task that woke it (as in tokio), so a chain of wakes counts one
+    /// tick per `MAX_LIFO_POLLS + 1` tasks, not one per task. The first step of `next_local`.
+    #[inline]
+    fn next_in_chain(&mut self, shared: &Shared) -> Option<Runnable> {
+        if self.local_turn > 0 {
+            if let Some(runnable) = self.next_in_local_turn(shared) {
+                return Some(runnable);
+            }
+        }
+        if self.lifo_polls >= MAX_LIFO_POLLS {
+            return None;
+        }
+        let runnable = self.take_lifo(shared)?;
+        self.lifo_polls += 1;
+        self.counters(shared).lifo_runs.incr();
+        Some(runnable)
+    }
+
+    /// The next task of a turn of local tasks: once this core took one of its thread's local
+    /// tasks, it takes the next (the one woken last, at most `MAX_LIFO_POLLS` in a row, else
+    /// the oldest) before anything else, up to [`LOCAL_TURN`] in all, while any is queued. So a
+    /// local task that wakes an ordinary one (a handle's awaiter, say) does not hand the worker
+    /// back and forth at every wake: the awaiter, in the LIFO slot, runs once the turn ends, as
+    /// `block_on` polls its future once per batch. The turn counts a tick per
+    /// `MAX_LIFO_POLLS + 1` tasks, as a chain of wakes does, and ends before the fairness tick,
+    /// which `next_local` then takes.
+    #[inline]
+    fn next_in_local_turn(&mut self, shared: &Shared) -> Option<Runnable> {
+        let end_turn = |core: &mut Core| {
+            core.local_turn = 0;
+            // The LIFO slot's task, woken during the turn, goes first.
+            core.lifo_polls = 0;
+        };
+        // One tick per `MAX_LIFO_POLLS + 1` tasks, as a chain of wakes counts.
+        let ticks = self.local_turn % (MAX_LIFO_POLLS + 1) == 0;
+        let tick = self.tick.wrapping_add(u32::from(ticks));
+        if ticks && tick % GLOBAL_QUEUE_INTERVAL == 0 {
+            end_turn(self);
+            return None;
+        }
+        let next = if self.lifo_polls < MAX_LIFO_POLLS { self.take_local(shared, LocalHome::pop_next) } else { None };
+        self.lifo_polls = if next.is_some() { self.lifo_polls + 1 } else { 0 };
+        let Some(runnable) = next.or_else(|| self.take_local(shared, LocalHome::pop)) else {
+            end_turn(self);
+            return None;
+        };
+        self.tick = tick;
+        if self.local_turn == 0 {
+            // The turn's last task.
+            end_turn(self);
+        }
+        Some(runnable)
+    }
+
+    /// The loops' first try at their next task, the common case of a busy worker: the next link
+    /// of a chain of wakes (see `next_in_chain`), taken before the full pick (`next_task`,
+    /// `poll_next_task`) when that would take it first anyway, that is while this core is not
+    /// parked nor searching and the pool is not shutting down. Saves the full pick's steps for
+    /// a task that one of them would have found at once.
+    #[inline]
+    pub(super) fn next_quick(&mut self, shared: &Shared) -> Option<Runnable> {
+        if self.parked || self.searching || shared.is_shutdown() {
+            return None;
+        }
+        let runnable = self.next_in_chain(shared)?;
+        // As `find_task` does for any task it finds.
+        self.spin_armed = true;
+        Some(runnable)
+    }
+
     /// Moves this core's deferred tasks to the back of its deque, in the order they were woken.
     /// Returns whether there were any.
     #[inline]
@@ -400,6 +473,7 @@ impl Core {
 
     /// A local task of this core's thread (`local.rs`), taken by `pop` (`LocalHome::pop`, the
     /// oldest; `LocalHome::pop_next`, the one the thread scheduled last), if one is queued.
+    /// Counted in this core's turn of local tasks, which it begins if none is under way.
     #[inline]
     fn take_local(&mut self, shared: &Shared, pop: fn(&LocalHome) -> Option<Runnable>) -> Option<Runnable> {
         let home = self.home.as_ref()?;
@@ -408,6 +482,7 @@ impl Core {
         }
         let runnable = pop(home)?;
         self.counters(shared).local_runs.incr();
+        self.local_turn = self.local_turn.checked_sub(1).unwrap_or(LOCAL_TURN - 1);
         Some(runnable)
     }
 
