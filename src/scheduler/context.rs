@@ -180,22 +180,17 @@ pub(super) fn schedule_on_own_core(
     }
 }
 
-/// The registry of the pool this thread works for or blocks in (global or private), if it
-/// keeps one, and whether it keeps task records: where a local task spawned here registers.
-pub(super) fn current_registry() -> (Option<Arc<Registry>>, bool) {
-    with_current(|current| Some((current.shared.registry().cloned(), current.shared.keeps_task_records())))
-        .unwrap_or((None, false))
+/// For a local spawn: `Some` on a thread that runs a pool's core, ran one (a worker thread after
+/// a hand-off), or blocks in `Pool::block_on` (where `spawn_local` works outside
+/// `crew::block_on`), holding that pool's registry if it keeps task records (where a local task
+/// spawned here registers, for the dump).
+pub(super) fn local_spawn_pool() -> Option<Option<Arc<Registry>>> {
+    with_current(|current| Some(current.shared.registry().filter(|_| current.shared.keeps_task_records()).cloned()))
 }
 
 /// The pool and core this thread runs now, if it runs one.
 pub(super) fn current_core() -> Option<(Arc<Shared>, usize)> {
     with_core(|shared, core| (shared.clone(), core.index))
-}
-
-/// True on a thread that runs a pool's core, ran one (a worker thread after a hand-off), or
-/// blocks in `Pool::block_on`: where `spawn_local` works outside `crew::block_on`.
-pub(super) fn runs_or_ran_core() -> bool {
-    with_current(|_| Some(())).is_some()
 }
 
 /// Attaches this thread's new local home to the core it runs, if any (see `local.rs`).

@@ -277,12 +277,14 @@ impl LocalHome {
     }
 
     /// The next queued task, if any. Called by the owner.
+    #[inline]
     pub(super) fn pop(&self) -> Option<Runnable> {
         HERE.try_with(|here| here.get().and_then(Here::pop)).ok().flatten()
     }
 
     /// The task the owner scheduled last, if it is still queued (see [`Here::next`]). Called by
     /// the owner.
+    #[inline]
     pub(super) fn pop_next(&self) -> Option<Runnable> {
         HERE.try_with(|here| here.get().and_then(Here::pop_next)).ok().flatten()
     }
@@ -307,6 +309,7 @@ impl LocalHome {
     /// the others; its core woken if it is parked (a wake from inside the reactor). From any
     /// other thread, onto `remote`, then wake the owner (see the module docs). Never drops the
     /// task (a wake).
+    #[inline]
     fn schedule(&self, runnable: Runnable, woken_while_running: bool) {
         self.record_queued(&runnable);
         let mut task = Some(runnable);
@@ -461,18 +464,21 @@ pub(crate) struct Counted {
 }
 
 impl Counted {
+    #[inline]
     fn raise(count: &'static LocalKey<Cell<usize>>) -> Counted {
         let raised = count.try_with(|count| count.set(count.get() + 1)).is_ok();
         Counted { count, raised }
     }
 
     /// True while some guard counts in `count` on this thread.
+    #[inline]
     fn is_raised(count: &'static LocalKey<Cell<usize>>) -> bool {
         count.try_with(Cell::get).unwrap_or(0) > 0
     }
 }
 
 impl Drop for Counted {
+    #[inline]
     fn drop(&mut self) {
         if self.raised {
             let _ = self.count.try_with(|count| count.set(count.get() - 1));
@@ -495,7 +501,8 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    if !(context::runs_or_ran_core() || in_block_on() || in_local_poll()) {
+    let pool = context::local_spawn_pool();
+    if !(pool.is_some() || in_block_on() || in_local_poll()) {
         panic!(
             "crew::spawn_local works only where crew runs local tasks: inside a task on a crew worker \
              thread, or inside crew::block_on or Pool::block_on; from any other thread, use crew::spawn_pinned"
@@ -512,18 +519,14 @@ where
     }
     // The pool's registry lists a local task only for the dump (and `#[crew::test]`'s check of
     // leftovers): a pool's shutdown drops its threads' local tasks through their homes.
-    let registry = match context::current_registry() {
-        (Some(registry), true) => Some(registry),
-        _ => None,
-    };
+    let registry = pool.flatten();
     let info = if registry.is_some() { info.with_record() } else { info };
-    let schedule = {
-        let home = home.clone();
-        WithInfo(move |runnable: Runnable, info: ScheduleInfo| home.schedule(runnable, info.woken_while_running))
-    };
+    // The task holds the home twice (its schedule function, its end); this one moves into it.
+    let end = HomeEnd { home: home.clone(), key };
+    let schedule =
+        WithInfo(move |runnable: Runnable, info: ScheduleInfo| home.schedule(runnable, info.woken_while_running));
     let build = |pool_end: Option<Registration>| {
-        let end = (HomeEnd { home: home.clone(), key }, pool_end);
-        task::build_local::<P, _, _, _>(TaskMeta::new(info, None), end, Polled { future }, schedule)
+        task::build_local::<P, _, _, _>(TaskMeta::new(info, None), (end, pool_end), Polled { future }, schedule)
     };
     let spawned = match registry {
         None => Some(build(None)),
@@ -542,8 +545,10 @@ where
         forget_key();
         return task::refused(id, location);
     };
-    with_here(|here| here.tasks.borrow_mut().fill(key, runnable.waker()));
-    home.live.incr();
+    with_here(|here| {
+        here.tasks.borrow_mut().fill(key, runnable.waker());
+        here.home.live.incr();
+    });
     context::count_local_spawn();
     runnable.schedule();
     handle

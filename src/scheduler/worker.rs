@@ -475,7 +475,7 @@ impl Core {
     /// oldest; `LocalHome::pop_next`, the one the thread scheduled last), if one is queued.
     /// Counted in this core's turn of local tasks, which it begins if none is under way.
     #[inline]
-    fn take_local(&mut self, shared: &Shared, pop: fn(&LocalHome) -> Option<Runnable>) -> Option<Runnable> {
+    fn take_local(&mut self, shared: &Shared, pop: impl FnOnce(&LocalHome) -> Option<Runnable>) -> Option<Runnable> {
         let home = self.home.as_ref()?;
         if !home.has_queued() {
             return None;
