@@ -38,8 +38,8 @@
 //!   LIFO slot (at most `MAX_LIFO_POLLS` = 3 tasks in a row, then the deque's turn), the
 //!   fairness tick (the inbox, then the injector), the deque and the thread's local tasks (taking
 //!   turns: the local tasks first on odd ticks; a local task taken begins a turn), injector,
-//!   inbox, deferred list, then search (`search.rs`), then park. This list and the cadence below are the one statement of them; README and `docs/`
-//!   link here.
+//!   inbox, deferred list, then search (`search.rs`), then park. This list and the cadence below
+//!   are the one statement of them; README and `docs/` link here.
 //! - **Cadence.** A *tick* is one pick: a run of LIFO tasks counts as one, as in tokio, and a
 //!   turn of local tasks one per `MAX_LIFO_POLLS + 1` tasks, ending before the fairness tick. Every
 //!   `GLOBAL_QUEUE_INTERVAL` = 61 ticks a worker takes up to `MAX_INTERVAL_BATCH` tasks from the
