@@ -184,6 +184,7 @@ pub(super) fn schedule_on_own_core(
 /// a hand-off), or blocks in `Pool::block_on` (where `spawn_local` works outside
 /// `crew::block_on`), holding that pool's registry if it keeps task records (where a local task
 /// spawned here registers, for the dump).
+#[inline]
 pub(super) fn local_spawn_pool() -> Option<Option<Arc<Registry>>> {
     with_current(|current| Some(current.shared.registry().filter(|_| current.shared.keeps_task_records()).cloned()))
 }
@@ -209,6 +210,7 @@ pub(super) fn wake_own_parked_core() {
 }
 
 /// Counts a local task spawned on this thread's core, if it runs one.
+#[inline]
 pub(super) fn count_local_spawn() {
     with_core(|shared, core| core.counters(shared).local_spawned.incr());
 }

@@ -296,6 +296,7 @@ impl LocalHome {
     }
 
     /// Notes in `runnable`'s record, if it keeps one (the dump), that it is queued here.
+    #[inline]
     fn record_queued(&self, runnable: &Runnable) {
         if let Some(record) = runnable.metadata().info().record() {
             // Relaxed: a label for the dump.
@@ -370,6 +371,7 @@ struct Tasks {
 
 impl Tasks {
     /// A key for a task about to be made.
+    #[inline]
     fn reserve(&mut self) -> usize {
         self.free.pop().unwrap_or_else(|| {
             self.wakers.push(None);
@@ -378,12 +380,14 @@ impl Tasks {
     }
 
     /// The task of `key` was made: its waker.
+    #[inline]
     fn fill(&mut self, key: usize, waker: Waker) {
         self.wakers[key] = Some(waker);
     }
 
     /// The task of `key` ended (or was never made): its waker, for the caller to drop after
     /// the borrow.
+    #[inline]
     fn remove(&mut self, key: usize) -> Option<Waker> {
         if self.closed {
             return None;
@@ -407,6 +411,7 @@ struct HomeEnd {
 }
 
 impl OnTaskEnd for HomeEnd {
+    #[inline]
     fn task_ended(&mut self) {
         // On the owner: a local task's future is dropped on its thread only (async-task panics
         // elsewhere). While its thread-locals are destroyed, `close` already took every waker.

@@ -81,6 +81,9 @@ pub(super) struct Core {
     /// local tasks began when it took one; see `next_in_local_turn`).
     local_turn: u32,
     tick: u32,
+    /// Ticks left until the next fairness tick (`GLOBAL_QUEUE_INTERVAL` apart): a countdown, so
+    /// that the per-task path does no division.
+    until_interval: u32,
     pub(super) searching: bool,
     /// Whether this core found a task since it last woke or spun: only then does it spin before
     /// parking (`search.rs`), so a worker woken for nothing, the watcher at its deadline say,
@@ -141,6 +144,7 @@ impl Core {
             lifo_polls: 0,
             local_turn: 0,
             tick: 0,
+            until_interval: GLOBAL_QUEUE_INTERVAL,
             searching: false,
             spin_armed: false,
             rng: FastRand::new(index as u64),
@@ -276,7 +280,9 @@ impl Core {
             return Some(runnable);
         }
         self.tick = self.tick.wrapping_add(1);
-        if self.tick % GLOBAL_QUEUE_INTERVAL == 0 {
+        self.until_interval -= 1;
+        if self.until_interval == 0 {
+            self.until_interval = GLOBAL_QUEUE_INTERVAL;
             self.reactor_turn.interval_reached();
             // Fairness: yielded tasks wait at most this long behind a stream of new work, and
             // in the deque other workers may take them.
@@ -379,8 +385,7 @@ impl Core {
         };
         // One tick per `MAX_LIFO_POLLS + 1` tasks, as a chain of wakes counts.
         let ticks = self.local_turn % (MAX_LIFO_POLLS + 1) == 0;
-        let tick = self.tick.wrapping_add(u32::from(ticks));
-        if ticks && tick % GLOBAL_QUEUE_INTERVAL == 0 {
+        if ticks && self.until_interval == 1 {
             end_turn(self);
             return None;
         }
@@ -390,7 +395,10 @@ impl Core {
             end_turn(self);
             return None;
         };
-        self.tick = tick;
+        if ticks {
+            self.tick = self.tick.wrapping_add(1);
+            self.until_interval -= 1;
+        }
         if self.local_turn == 0 {
             // The turn's last task.
             end_turn(self);

@@ -106,6 +106,7 @@ impl Sleepers {
         self.monitor_alarm.as_ref()
     }
 
+    #[inline]
     pub(super) fn state(&self) -> State {
         State(self.state.load(Ordering::SeqCst))
     }
