@@ -93,6 +93,13 @@ pub enum TaskState {
         /// How long this poll has run.
         elapsed: Duration,
     },
+    /// A local task (`crew::spawn_local`) being polled for `elapsed` by its own thread while
+    /// that thread runs no worker: inside [`Pool::block_on`](crate::Pool::block_on), or
+    /// finishing its local tasks after its worker went to another thread.
+    RunningOffWorker {
+        /// How long this poll has run.
+        elapsed: Duration,
+    },
     /// Queued in `place` for `elapsed`, waiting for a worker to run it.
     Queued {
         /// Where it was queued.
@@ -212,6 +219,9 @@ impl fmt::Display for TaskState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             TaskState::Running { worker, elapsed } => write!(f, "running on worker {worker} for {elapsed:.1?}"),
+            TaskState::RunningOffWorker { elapsed } => {
+                write!(f, "running on its own thread, which runs no worker, for {elapsed:.1?}")
+            }
             TaskState::Queued { place, elapsed } => write!(f, "queued in {place} for {elapsed:.1?}"),
             TaskState::Waiting { elapsed } => write!(f, "waiting for a wake for {elapsed:.1?}"),
         }

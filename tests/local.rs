@@ -649,6 +649,39 @@ fn a_stuck_threads_local_tasks_are_reported_and_dropped_by_the_pools_shutdown() 
 }
 
 #[test]
+fn the_dump_shows_a_local_task_running_on_a_thread_with_no_worker() {
+    let pool = Arc::new(crew::Pool::builder().workers(1).task_dump(true).takeover(false).build().unwrap());
+    let (running_tx, running_rx) = mpsc::channel::<()>();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let reader = {
+        let pool = pool.clone();
+        std::thread::spawn(move || {
+            running_rx.recv().unwrap();
+            // The local task's poll blocks its thread until this dump was read.
+            let dump = pool.dump();
+            let state = dump.tasks().iter().find(|task| task.name() == Some("local-running")).map(|task| task.state());
+            release_tx.send(()).unwrap();
+            (state, dump.to_string())
+        })
+    };
+    // `Pool::block_on` runs the local task on this thread, which runs no worker.
+    pool.block_on(async move {
+        crew::task::Builder::new()
+            .name("local-running")
+            .spawn_local(async move {
+                running_tx.send(()).unwrap();
+                release_rx.recv().unwrap();
+            })
+            .await
+    });
+    let (state, dump) = reader.join().unwrap();
+    assert!(matches!(state, Some(crew::TaskState::RunningOffWorker { .. })), "{state:?}\n{dump}");
+    assert!(dump.contains("running on its own thread, which runs no worker"), "{dump}");
+    // Its poll over, the task ended: no longer listed.
+    assert!(pool.dump().tasks().iter().all(|task| task.name() != Some("local-running")));
+}
+
+#[test]
 fn the_dump_shows_a_local_task_in_its_threads_queue() {
     let pool = crew::Pool::builder().workers(1).task_dump(true).takeover(false).build().unwrap();
     let (release_tx, release_rx) = mpsc::channel::<()>();

@@ -30,6 +30,7 @@ impl Shared {
             .filter_map(|info| {
                 let (doing, elapsed, polls, age) = info.record()?.read();
                 let state = match doing {
+                    Activity::Running(Activity::NO_CORE) => TaskState::RunningOffWorker { elapsed },
                     Activity::Running(core) => TaskState::Running { worker: worker(core), elapsed },
                     Activity::Waiting => TaskState::Waiting { elapsed },
                     Activity::Injector => TaskState::Queued { place: QueuedIn::Injector, elapsed },

@@ -635,7 +635,7 @@ pub(crate) fn drive<F: Future>(
             let next = if streak < MAX_NEXT_POLLS { home.pop_next() } else { None };
             streak = if next.is_some() { streak + 1 } else { 0 };
             let Some(runnable) = next.or_else(|| home.pop()) else { break };
-            super::worker::run_task(runnable);
+            run_off_core(runnable);
             ran += 1;
         }
         // The parker's token covers a wake that comes after these looks (`MainWake`, a push's
@@ -649,6 +649,33 @@ pub(crate) fn drive<F: Future>(
     };
     with_here(|here| *here.main.borrow_mut() = Some(main));
     Some(output)
+}
+
+/// Runs a local task on its thread while the thread runs no core (`drive`, and
+/// `finish_worker_thread`): as the worker loop's `begin_poll`/`finish_poll` do for a task with
+/// a record, the task dump shows it running (off any worker) during the poll.
+#[inline]
+fn run_off_core(runnable: Runnable) {
+    if runnable.metadata().info().record().is_none() {
+        super::worker::run_task(runnable);
+    } else {
+        run_recorded_off_core(runnable);
+    }
+}
+
+/// `run_off_core` for a task with a record, out of the common path. The identity is cloned:
+/// the task may be freed when its poll returns.
+#[cold]
+#[inline(never)]
+fn run_recorded_off_core(runnable: Runnable) {
+    let info = runnable.metadata().info().clone();
+    if let Some(record) = info.record() {
+        record.running(Activity::NO_CORE);
+    }
+    super::worker::run_task(runnable);
+    if let Some(record) = info.record() {
+        record.poll_ended();
+    }
 }
 
 /// The end of a worker thread's worker life (its core retired, given up or handed off): if it
@@ -665,7 +692,7 @@ pub(super) fn finish_worker_thread(shared: &Arc<Shared>) {
             break;
         }
         if let Some(runnable) = home.pop() {
-            super::worker::run_task(runnable);
+            run_off_core(runnable);
             continue;
         }
         if home.live() == 0 {

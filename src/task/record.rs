@@ -29,7 +29,8 @@ pub(crate) enum Activity {
     Deque(usize),
     /// In core `.0`'s deferred list (it yielded, or was woken while it ran).
     Deferred(usize),
-    /// Being polled by core `.0`'s thread.
+    /// Being polled by core `.0`'s thread, or, [`Activity::NO_CORE`], by a thread that runs
+    /// none (a local task on its own thread).
     Running(usize),
     /// Waiting for a wake.
     Waiting,
