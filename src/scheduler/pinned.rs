@@ -19,7 +19,7 @@
 use super::shared::Shared;
 use super::spawn::Pinned;
 use super::worker::Core;
-use crate::sync::{fence, lock, Ordering};
+use crate::sync::{fence, lock, planted_bug, Ordering};
 use crate::task::Runnable;
 
 impl Shared {
@@ -74,7 +74,7 @@ impl Shared {
         // whose inbox nobody looks at): both clear their inbox after the state this reads, so a
         // push that came after the clearing sees it (the inbox's lock orders them). Then the task
         // goes to the injector: run by any worker, or dropped by shutdown's drains.
-        if self.is_shutdown() || !self.is_active(core) {
+        if self.is_shutdown() || (!planted_bug!("pinned_stranded") && !self.is_active(core)) {
             while let Some(runnable) = Core::take_inbox_of(self, core) {
                 self.push_remote(runnable);
             }

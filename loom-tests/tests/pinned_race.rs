@@ -1,0 +1,86 @@
+//! A `spawn_pinned` onto a worker racing the takeover of that worker (`src/scheduler/pinned.rs`),
+//! on a real one-worker `crew::Pool` with one spare core.
+//!
+//! A task blocks the worker thread inside its poll; the model's main thread takes the worker
+//! over (the monitor's `take_over`, called by hand as in `takeover.rs`), and another thread
+//! releases the stuck poll and then calls `Pool::spawn_pinned`, whose pick may still see the
+//! stuck core running. Every order is explored, among them the one the fix is for: the pick
+//! chooses the stuck core, its thread gives the core up (clearing its inbox) when the poll
+//! returns, and only then does the push land in that inbox, which no thread reads any more. The
+//! push must see the core given up and pass the task on to the injector. The pinned task runs
+//! exactly once, and its handle gets its output.
+//!
+//! Planted bug: `--cfg crew_bug="pinned_stranded"` makes the push look only for shutdown, not for
+//! a core given up: the task then stays in a spare's inbox and its handle never completes.
+#![cfg(loom)]
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc as StdArc;
+
+use crew_loom_tests::support::{model, Count};
+use loom::sync::{Arc, Condvar, Mutex};
+
+type Flag = Arc<(Mutex<bool>, Condvar)>;
+
+fn flag() -> Flag {
+    Arc::new((Mutex::new(false), Condvar::new()))
+}
+
+fn raise(flag: &Flag) {
+    *flag.0.lock().unwrap() = true;
+    flag.1.notify_all();
+}
+
+/// Blocks this thread (a worker's too, inside a task) until `flag` is raised.
+fn await_raised(flag: &Flag) {
+    let mut raised = flag.0.lock().unwrap();
+    while !*raised {
+        raised = flag.1.wait(raised).unwrap();
+    }
+}
+
+#[test]
+fn a_pinned_spawn_racing_the_takeover_of_its_core_runs_once() {
+    // How many explored executions took the worker over: the model must reach that case (the
+    // orders without a takeover are `takeover.rs`'s).
+    static TAKEN: AtomicUsize = AtomicUsize::new(0);
+    static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
+    model(1, || {
+        EXECUTIONS.fetch_add(1, Relaxed);
+        let pool = StdArc::new(crew::Pool::builder().workers(1).max_stuck_threads(1).build().unwrap());
+        let (started, released) = (flag(), flag());
+        let stuck = pool.spawn({
+            let (started, released) = (started.clone(), released.clone());
+            async move {
+                raise(&started);
+                // Block this worker thread (not just the task) until released.
+                await_raised(&released);
+            }
+        });
+        // The takeover races the poll's end (see `takeover.rs`).
+        await_raised(&started);
+        let runs = Count::new();
+        let spawner = loom::thread::spawn({
+            let (pool, released, runs) = (pool.clone(), released.clone(), runs.clone());
+            move || {
+                raise(&released);
+                pool.spawn_pinned(move || async move {
+                    runs.add();
+                    7
+                })
+            }
+        });
+        if crew::__loom::take_over(&pool) {
+            TAKEN.fetch_add(1, Relaxed);
+        }
+        crew::block_on(stuck);
+        let pinned = spawner.join().unwrap();
+        assert_eq!(crew::block_on(pinned), 7, "the pinned task's output");
+        assert_eq!(runs.get(), 1, "the pinned task ran exactly once");
+        drop(pool);
+    });
+    let (taken, executions) = (TAKEN.load(Relaxed), EXECUTIONS.load(Relaxed));
+    println!("{taken} of {executions} executions took the worker over");
+    assert!(taken > 0, "{taken} of {executions} executions took the worker over");
+}
