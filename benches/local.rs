@@ -7,9 +7,9 @@
 //! - `spawn_join_100k`: from inside one task, spawn 100,000 local tasks, each holding an `Rc` of
 //!   its number (so `!Send`), then await them in the order they were spawned.
 //! - `local_ping_pong`: 100 pairs of local tasks, each pair bouncing a counter 100 times there
-//!   and back over two one-number slots it shares as `Rc<RefCell<..>>` (a [`LocalChannel`]
-//!   each way, written here so that what differs is the executors' work, not a channel
-//!   crate's): every message wakes the partner task.
+//!   and back over two one-number slots it shares as `Rc<RefCell<..>>` (`common::LocalChannel`,
+//!   written there so that what differs is the executors' work, not a channel crate's):
+//!   every message wakes the partner task.
 //! - `spawn_pinned_10k`: the benchmarking thread calls `spawn_pinned` 10,000 times, each call
 //!   building on a worker a future that holds an `Rc` of its number, then awaits the tasks in
 //!   the order they were spawned: members `crew` (`Pool::spawn_pinned`, `W` workers) and
@@ -31,10 +31,8 @@
 //!
 //! Run: `cargo bench --bench local` (optionally `CREW_BENCH_WORKERS=4`).
 
-use std::cell::RefCell;
-use std::future::{poll_fn, Future};
+use std::future::Future;
 use std::rc::Rc;
-use std::task::{Poll, Waker};
 use std::time::Duration;
 
 use async_executor::LocalExecutor;
@@ -44,7 +42,7 @@ use tokio::runtime::LocalOptions;
 use tokio::task::JoinError;
 use tokio_util::task::LocalPoolHandle;
 
-// The shared harness: only its worker count is used here.
+// The shared harness: only its worker count and the local pair are used here.
 #[allow(dead_code)]
 mod common;
 
@@ -132,74 +130,11 @@ async fn spawn_join<S: LocalSpawner>(spawner: S) {
     join_in_order((0..SPAWNS).map(|i| spawner.spawn_local(local_task(i))).collect()).await;
 }
 
-/// One direction of a `local_ping_pong` pair: a slot for one number, which the pair's two
-/// tasks share, and the waker of the task waiting for the number.
-#[derive(Clone, Default)]
-struct LocalChannel(Rc<RefCell<Slot>>);
-
-#[derive(Default)]
-struct Slot {
-    number: Option<u64>,
-    waiting: Option<Waker>,
-}
-
-impl LocalChannel {
-    /// Puts `number` in the slot (empty: the pair's tasks take turns) and wakes the task
-    /// waiting for it.
-    fn send(&self, number: u64) {
-        let waiting = {
-            let mut slot = self.0.borrow_mut();
-            assert!(slot.number.replace(number).is_none(), "a slot of local_ping_pong was full");
-            slot.waiting.take()
-        };
-        if let Some(waker) = waiting {
-            waker.wake();
-        }
-    }
-
-    /// Waits for a number in the slot and takes it.
-    async fn recv(&self) -> u64 {
-        poll_fn(|cx| {
-            let mut slot = self.0.borrow_mut();
-            match slot.number.take() {
-                Some(number) => Poll::Ready(number),
-                None => {
-                    slot.waiting = Some(cx.waker().clone());
-                    Poll::Pending
-                }
-            }
-        })
-        .await
-    }
-}
-
-/// One pair of `local_ping_pong`: the task that starts each round trip, and its partner.
-fn pair() -> [impl Future<Output = ()> + 'static; 2] {
-    let (ping, pong) = (LocalChannel::default(), LocalChannel::default());
-    let (ping_recv, pong_send) = (ping.clone(), pong.clone());
-    let pinger = async move {
-        let mut count = 0;
-        for _ in 0..ROUND_TRIPS {
-            ping.send(count);
-            count = pong.recv().await + 1;
-        }
-        assert_eq!(count, 2 * ROUND_TRIPS);
-    };
-    let ponger = async move {
-        for _ in 0..ROUND_TRIPS {
-            let count = ping_recv.recv().await;
-            pong_send.send(count + 1);
-        }
-    };
-    // `Either` gives the two futures one type, unboxed, so that they are spawned alike.
-    [futures::future::Either::Left(pinger), futures::future::Either::Right(ponger)]
-}
-
 /// `local_ping_pong`: spawns the [`PAIRS`] pairs with `spawner`, then awaits all their tasks.
 async fn ping_pong<S: LocalSpawner>(spawner: S) {
     let mut handles = Vec::with_capacity(2 * PAIRS);
     for _ in 0..PAIRS {
-        handles.extend(pair().map(|task| spawner.spawn_local(task)));
+        handles.extend(common::local_pair(ROUND_TRIPS).map(|task| spawner.spawn_local(task)));
     }
     for handle in handles {
         handle.await;

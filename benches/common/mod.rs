@@ -12,6 +12,7 @@
 //! - `cache_line.rs`: the probe of the machine's cross-core hand-off (one cache line's round
 //!   trip between two cores), printed around each group and each modes round.
 //! - `modes.rs`: the modes probe, one workload's rounds on each executor in turn.
+//! - `local_pair.rs`: `local_ping_pong`'s pair of local tasks (`local.rs`, `round_trips.rs`).
 //!
 //! Each bench file compiles this module on its own, and some use only part of it (those allow
 //! `dead_code` on their `mod common;`): so the re-exports allow `unused_imports`.
@@ -19,6 +20,9 @@
 mod cache_line;
 mod executors;
 mod harness;
+// Used by `local.rs` and `round_trips.rs` only.
+#[allow(dead_code)]
+mod local_pair;
 mod modes;
 
 #[allow(unused_imports)]
@@ -30,3 +34,5 @@ pub use executors::{
 };
 #[allow(unused_imports)]
 pub use harness::{bench, group, main, member, stall, Bench, Workload};
+#[allow(unused_imports)]
+pub use local_pair::{local_pair, LocalChannel};
