@@ -314,7 +314,7 @@ impl Core {
         // the deque alone: at the fairness tick, its share comes first.
         let local_first = self.tick % 2 == 1;
         if local_first {
-            if let Some(runnable) = self.take_local(shared, LocalHome::pop) {
+            if let Some(runnable) = self.take_local::<true>(shared, LocalHome::pop) {
                 return Some(runnable);
             }
         }
@@ -322,7 +322,7 @@ impl Core {
             return Some(runnable);
         }
         if !local_first {
-            if let Some(runnable) = self.take_local(shared, LocalHome::pop) {
+            if let Some(runnable) = self.take_local::<true>(shared, LocalHome::pop) {
                 return Some(runnable);
             }
         }
@@ -389,9 +389,10 @@ impl Core {
             end_turn(self);
             return None;
         }
-        let next = if self.lifo_polls < MAX_LIFO_POLLS { self.take_local(shared, LocalHome::pop_next) } else { None };
+        let next =
+            if self.lifo_polls < MAX_LIFO_POLLS { self.take_local::<false>(shared, LocalHome::pop_next) } else { None };
         self.lifo_polls = if next.is_some() { self.lifo_polls + 1 } else { 0 };
-        let Some(runnable) = next.or_else(|| self.take_local(shared, LocalHome::pop)) else {
+        let Some(runnable) = next.or_else(|| self.take_local::<false>(shared, LocalHome::pop)) else {
             end_turn(self);
             return None;
         };
@@ -481,11 +482,18 @@ impl Core {
 
     /// A local task of this core's thread (`local.rs`), taken by `pop` (`LocalHome::pop`, the
     /// oldest; `LocalHome::pop_next`, the one the thread scheduled last), if one is queued.
-    /// Counted in this core's turn of local tasks, which it begins if none is under way.
+    /// Counted in this core's turn of local tasks, which it begins if none is under way. `HINT`:
+    /// look at the queue's lengths (two loads) before the thread-local, worth it where the queue
+    /// is often empty (a tick's look); a turn under way, where a task is nearly always queued,
+    /// goes to the thread-local at once (8 instructions fewer per local poll, callgrind).
     #[inline]
-    fn take_local(&mut self, shared: &Shared, pop: impl FnOnce(&LocalHome) -> Option<Runnable>) -> Option<Runnable> {
+    fn take_local<const HINT: bool>(
+        &mut self,
+        shared: &Shared,
+        pop: impl FnOnce(&LocalHome) -> Option<Runnable>,
+    ) -> Option<Runnable> {
         let home = self.home.as_ref()?;
-        if !home.has_queued() {
+        if HINT && !home.has_queued() {
             return None;
         }
         let runnable = pop(home)?;
