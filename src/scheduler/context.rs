@@ -252,7 +252,7 @@ pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
     };
     // This thread's poll goes on without a core: its record on the core ends here, and its
     // local tasks stay with it (run inside its `block_on`, or after its poll, `local.rs`).
-    let _ = core.finish_poll(&shared);
+    let _ = core.finish_poll(core.remote(&shared));
     core.detach_home(&shared);
     if core.taken_over {
         // Taken over during this poll: a new thread already runs for it. Give this core up.

@@ -153,8 +153,12 @@ impl Shared {
             state.worker.store(index, Ordering::Relaxed);
             state.active.store(true, Ordering::Relaxed);
         }
-        let mut cores: Vec<Core> =
-            locals.into_iter().enumerate().map(|(index, local)| Core::new(index, local, in_reactor)).collect();
+        let poll_hooks = shared.records_polls() || shared.keeps_task_records();
+        let mut cores: Vec<Core> = locals
+            .into_iter()
+            .enumerate()
+            .map(|(index, local)| Core::new(index, local, in_reactor, poll_hooks))
+            .collect();
         // Handed out last-in first-out: the lowest spare index first.
         lock(&shared.spares).extend(cores.drain(workers..).rev().map(Box::new));
         (shared, cores)

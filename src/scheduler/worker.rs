@@ -40,6 +40,7 @@ use super::dump::record_queued;
 use super::local::LocalHome;
 use super::rand::FastRand;
 use super::reactor_turn::ReactorTurn;
+use super::remote::Remote;
 use super::shared::Shared;
 use super::sleep::WakeSource;
 use super::watch::Watch;
@@ -105,6 +106,9 @@ pub(super) struct Core {
     pub(super) polling: bool,
     /// The identity of the task being polled, while its pool keeps task records (the dump).
     polling_task: Option<TaskInfo>,
+    /// The pool records each poll for its slow-poll hook or keeps task records (the dump): its
+    /// configuration, read once, so that a poll's begin tests one flag of its own core.
+    poll_hooks: bool,
     pub(super) reactor_turn: ReactorTurn,
     /// The local tasks' home of the thread that runs this core, once that thread spawned one
     /// (`local.rs`); taken off before the core goes to another thread (`detach_home`).
@@ -135,7 +139,7 @@ pub(super) enum Pushed {
 
 impl Core {
     /// Core `index` of a pool whose loops run inside the reactor if `in_reactor`.
-    pub(super) fn new(index: usize, local: Worker<Runnable>, in_reactor: bool) -> Core {
+    pub(super) fn new(index: usize, local: Worker<Runnable>, in_reactor: bool, poll_hooks: bool) -> Core {
         Core {
             index,
             lifo_filled: false,
@@ -155,21 +159,25 @@ impl Core {
             polls: 0,
             polling: false,
             polling_task: None,
+            poll_hooks,
             reactor_turn: ReactorTurn::new(in_reactor),
             home: None,
         }
     }
 
+    /// This core's shared half (`remote.rs`): the progress word, the LIFO slot, the inbox.
+    #[inline]
+    pub(super) fn remote<'a>(&self, shared: &'a Shared) -> &'a Remote {
+        &shared.remotes[self.index]
+    }
+
     /// Records the start of a poll of `runnable` in this core's progress word (and, with a
     /// slow-poll hook, its task). The loops call it as they hand out the task they picked.
+    /// `remote` is this core's (`Core::remote`): the loops look it up once for both.
     #[inline]
-    pub(super) fn begin_poll(&mut self, shared: &Shared, runnable: &Runnable) {
-        let remote = &shared.remotes[self.index];
-        if shared.records_polls() {
-            remote.record_poll(runnable.metadata().info());
-        }
-        if shared.keeps_task_records() {
-            self.begin_recorded_poll(runnable);
+    pub(super) fn begin_poll(&mut self, shared: &Shared, remote: &Remote, runnable: &Runnable) {
+        if self.poll_hooks {
+            self.begin_hooked_poll(shared, remote, runnable);
         }
         self.polls = self.polls.wrapping_add(1);
         self.polling = true;
@@ -182,14 +190,14 @@ impl Core {
     /// `taken_over`): the caller then reports the poll's end outside the context's borrow, and
     /// stops if the core was taken.
     #[inline]
-    pub(super) fn finish_poll(&mut self, shared: &Shared) -> Option<Flagged> {
+    pub(super) fn finish_poll(&mut self, remote: &Remote) -> Option<Flagged> {
         if !std::mem::replace(&mut self.polling, false) {
             return None;
         }
         if self.polling_task.is_some() {
             self.end_recorded_poll();
         }
-        let seen = shared.remotes[self.index].progress.end_poll(self.polls);
+        let seen = remote.progress.end_poll(self.polls);
         if seen.reported() || seen.taken() {
             self.taken_over = seen.taken();
             return Some(Flagged { index: self.index, taken: seen.taken() });
@@ -197,13 +205,19 @@ impl Core {
         None
     }
 
-    /// `begin_poll`'s part for a task with a record (the task dump), out of the common path.
+    /// `begin_poll`'s part in a pool with a slow-poll hook (the poll's record, which the monitor
+    /// reads) or task records (the task dump), out of the common path.
     #[cold]
     #[inline(never)]
-    fn begin_recorded_poll(&mut self, runnable: &Runnable) {
-        if let Some(record) = runnable.metadata().info().record() {
-            record.running(self.index);
-            self.polling_task = Some(runnable.metadata().info().clone());
+    fn begin_hooked_poll(&mut self, shared: &Shared, remote: &Remote, runnable: &Runnable) {
+        if shared.records_polls() {
+            remote.record_poll(runnable.metadata().info());
+        }
+        if shared.keeps_task_records() {
+            if let Some(record) = runnable.metadata().info().record() {
+                record.running(self.index);
+                self.polling_task = Some(runnable.metadata().info().clone());
+            }
         }
     }
 
@@ -592,7 +606,8 @@ mod tests {
         assert_eq!(std::mem::align_of::<Core>(), lines);
         assert_eq!(std::mem::size_of::<Core>() % lines, 0, "a core ends on a boundary");
         // Boxed one after another, as the pool boxes them: each starts on a boundary.
-        let cores: Vec<Box<Core>> = (0..4).map(|index| Box::new(Core::new(index, Worker::new_fifo(), false))).collect();
+        let cores: Vec<Box<Core>> =
+            (0..4).map(|index| Box::new(Core::new(index, Worker::new_fifo(), false, false))).collect();
         for core in &cores {
             let start = (&**core as *const Core).addr();
             assert_eq!(start % lines, 0, "core {} starts inside a line pair", core.index);
