@@ -6,7 +6,7 @@
 #[cfg(loom)]
 pub mod support {
     use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    use loom::sync::Arc;
+    use loom::sync::{Arc, Condvar, Mutex};
 
     /// Checks `f` under every interleaving loom explores with at most `bound` preemptions
     /// (`LOOM_MAX_PREEMPTIONS` overrides it).
@@ -91,6 +91,31 @@ pub mod support {
         pub fn assert_each_dropped_once(&self) {
             assert_eq!(self.future_drops.get(), 1, "the future is dropped exactly once");
             assert_eq!(self.output_drops.get(), self.outputs.get(), "an output made is dropped exactly once");
+        }
+    }
+
+    /// A one-way signal between a model's threads that blocks the waiting thread itself (a
+    /// worker's too, inside a task: a poll stuck in a blocking call).
+    #[derive(Clone, Default)]
+    pub struct Flag(Arc<(Mutex<bool>, Condvar)>);
+
+    impl Flag {
+        pub fn new() -> Flag {
+            Flag::default()
+        }
+
+        /// Raises the flag, waking every thread blocked in [`Flag::wait`].
+        pub fn raise(&self) {
+            *self.0 .0.lock().unwrap() = true;
+            self.0 .1.notify_all();
+        }
+
+        /// Blocks this thread until the flag is raised.
+        pub fn wait(&self) {
+            let mut raised = self.0 .0.lock().unwrap();
+            while !*raised {
+                raised = self.0 .1.wait(raised).unwrap();
+            }
         }
     }
 }

@@ -18,27 +18,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc as StdArc;
 
-use crew_loom_tests::support::{model, Count};
-use loom::sync::{Arc, Condvar, Mutex};
-
-type Flag = Arc<(Mutex<bool>, Condvar)>;
-
-fn flag() -> Flag {
-    Arc::new((Mutex::new(false), Condvar::new()))
-}
-
-fn raise(flag: &Flag) {
-    *flag.0.lock().unwrap() = true;
-    flag.1.notify_all();
-}
-
-/// Blocks this thread (a worker's too, inside a task) until `flag` is raised.
-fn await_raised(flag: &Flag) {
-    let mut raised = flag.0.lock().unwrap();
-    while !*raised {
-        raised = flag.1.wait(raised).unwrap();
-    }
-}
+use crew_loom_tests::support::{model, Count, Flag};
 
 #[test]
 fn a_pinned_spawn_racing_the_takeover_of_its_core_runs_once() {
@@ -49,22 +29,22 @@ fn a_pinned_spawn_racing_the_takeover_of_its_core_runs_once() {
     model(1, || {
         EXECUTIONS.fetch_add(1, Relaxed);
         let pool = StdArc::new(crew::Pool::builder().workers(1).max_stuck_threads(1).build().unwrap());
-        let (started, released) = (flag(), flag());
+        let (started, released) = (Flag::new(), Flag::new());
         let stuck = pool.spawn({
             let (started, released) = (started.clone(), released.clone());
             async move {
-                raise(&started);
+                started.raise();
                 // Block this worker thread (not just the task) until released.
-                await_raised(&released);
+                released.wait();
             }
         });
         // The takeover races the poll's end (see `takeover.rs`).
-        await_raised(&started);
+        started.wait();
         let runs = Count::new();
         let spawner = loom::thread::spawn({
             let (pool, released, runs) = (pool.clone(), released.clone(), runs.clone());
             move || {
-                raise(&released);
+                released.raise();
                 pool.spawn_pinned(move || async move {
                     runs.add();
                     7

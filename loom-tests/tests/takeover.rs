@@ -21,27 +21,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc as StdArc;
 
-use crew_loom_tests::support::{model, wait_until, Count};
-use loom::sync::{Arc, Condvar, Mutex};
-
-type Flag = Arc<(Mutex<bool>, Condvar)>;
-
-fn flag() -> Flag {
-    Arc::new((Mutex::new(false), Condvar::new()))
-}
-
-fn raise(flag: &Flag) {
-    *flag.0.lock().unwrap() = true;
-    flag.1.notify_all();
-}
-
-/// Blocks this thread (a worker's too, inside a task) until `flag` is raised.
-fn await_raised(flag: &Flag) {
-    let mut raised = flag.0.lock().unwrap();
-    while !*raised {
-        raised = flag.1.wait(raised).unwrap();
-    }
-}
+use crew_loom_tests::support::{model, wait_until, Count, Flag};
 
 #[test]
 fn a_takeover_racing_the_stuck_polls_return_runs_each_task_once() {
@@ -52,26 +32,26 @@ fn a_takeover_racing_the_stuck_polls_return_runs_each_task_once() {
         EXECUTIONS.fetch_add(1, Relaxed);
         let pool = StdArc::new(crew::Pool::builder().workers(1).max_stuck_threads(1).build().unwrap());
         let (a_runs, b_runs) = (Count::new(), Count::new());
-        let (started, released) = (flag(), flag());
+        let (started, released) = (Flag::new(), Flag::new());
         let parent = pool.spawn({
             let (pool, a_runs, b_runs) = (pool.clone(), a_runs.clone(), b_runs.clone());
             let (started, released) = (started.clone(), released.clone());
             async move {
                 let a = pool.spawn(async move { a_runs.add() });
                 let b = pool.spawn(async move { b_runs.add() });
-                raise(&started);
+                started.raise();
                 // Block this worker thread (not just the task) until released.
-                await_raised(&released);
+                released.wait();
                 (a, b)
             }
         });
         // The takeover below races the poll's end, not its start: a takeover before the poll
         // changes nothing (there is no poll to take), and reaching the poll first would cost the
         // model a preemption of its bound.
-        await_raised(&started);
+        started.wait();
         let releaser = loom::thread::spawn({
             let released = released.clone();
-            move || raise(&released)
+            move || released.raise()
         });
         if crew::__loom::take_over(&pool) {
             TAKEN.fetch_add(1, Relaxed);
