@@ -173,7 +173,8 @@ impl Core {
 
     /// Records the start of a poll of `runnable` in this core's progress word (and, with a
     /// slow-poll hook, its task). The loops call it as they hand out the task they picked.
-    /// `remote` is this core's (`Core::remote`): the loops look it up once for both.
+    /// `remote` is this core's (`Core::remote`), which the loops look up once per step for the
+    /// previous poll's end and this one's begin.
     #[inline]
     pub(super) fn begin_poll(&mut self, shared: &Shared, remote: &Remote, runnable: &Runnable) {
         if self.poll_hooks {
