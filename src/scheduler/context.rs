@@ -143,7 +143,7 @@ pub(super) fn schedule_local(
             return None;
         }
         if spawned {
-            core.counters(shared).spawned.incr();
+            core.counters().spawned.incr();
         }
         Some(core.push(shared, task.take()?, woken_while_running))
     });
@@ -212,7 +212,7 @@ pub(super) fn wake_own_parked_core() {
 /// Counts a local task spawned on this thread's core, if it runs one.
 #[inline]
 pub(super) fn count_local_spawn() {
-    with_core(|shared, core| core.counters(shared).local_spawned.incr());
+    with_core(|_, core| core.counters().local_spawned.incr());
 }
 
 /// Counts the end of one of `shared`'s tasks: on this thread's core if it runs one of that
@@ -222,7 +222,7 @@ pub(crate) fn count_task_end(shared: &Shared) {
     let on_core = with_core(|current, core| {
         let mine = std::ptr::eq(Arc::as_ptr(current), shared);
         if mine {
-            core.counters(shared).ended.incr();
+            core.counters().ended.incr();
         }
         mine
     });
@@ -252,7 +252,7 @@ pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
     };
     // This thread's poll goes on without a core: its record on the core ends here, and its
     // local tasks stay with it (run inside its `block_on`, or after its poll, `local.rs`).
-    let _ = core.finish_poll(core.remote(&shared));
+    let _ = core.finish_poll();
     core.detach_home(&shared);
     if core.taken_over {
         // Taken over during this poll: a new thread already runs for it. Give this core up.

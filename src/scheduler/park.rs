@@ -48,7 +48,7 @@ impl Core {
     /// this core has local work or the pool shuts down.
     pub(super) fn prepare_park(&mut self, shared: &Shared) -> bool {
         self.watch = None;
-        if let Some(runnable) = self.take_lifo(shared) {
+        if let Some(runnable) = self.take_lifo() {
             record_queued(shared, &runnable, Activity::Deque(self.index));
             self.local.push(runnable);
             return false;
@@ -57,7 +57,7 @@ impl Core {
             self.announce_deque(shared);
             return false;
         }
-        if !self.local.is_empty() || self.has_own_task_hint(shared) {
+        if !self.local.is_empty() || self.has_own_task_hint() {
             return false;
         }
         let was_searching = std::mem::replace(&mut self.searching, false);
@@ -67,7 +67,7 @@ impl Core {
         if shared.is_shutdown() {
             return false;
         }
-        let counters = self.counters(shared);
+        let counters = self.counters();
         counters.parks.incr();
         counters.busy.end(shared.clock.now());
         if must_rescan {
@@ -103,7 +103,7 @@ impl Core {
     /// a searcher, or by shutdown's `notify_all`, which did not. A watcher whose interval is
     /// over first rescues the LIFO tasks of owners that are stuck (see `watch.rs`).
     pub(super) fn resume_after_wake(&mut self, shared: &Shared) {
-        let counters = self.counters(shared);
+        let counters = self.counters();
         counters.unparks.incr();
         counters.busy.begin(shared.clock.now());
         self.searching = !shared.is_shutdown();

@@ -96,7 +96,7 @@ impl Core {
     #[inline]
     pub(super) fn take_inbox(&self, shared: &Shared) -> Option<Runnable> {
         // Relaxed: a hint; the re-check before parking locks the inbox after a fence.
-        if shared.remotes[self.index].inbox.len.load(Ordering::Relaxed) == 0 {
+        if self.remote().inbox.len.load(Ordering::Relaxed) == 0 {
             return None;
         }
         Core::take_inbox_of(shared, self.index)
@@ -114,9 +114,9 @@ impl Core {
 
     /// True if a task only this worker takes may be queued (its thread's local tasks, its inbox):
     /// a hint without a lock, for a searcher's spin.
-    pub(super) fn has_own_task_hint(&self, shared: &Shared) -> bool {
+    pub(super) fn has_own_task_hint(&self) -> bool {
         // Relaxed: a hint; the re-check before parking locks both.
-        self.has_local_task_hint() || shared.remotes[self.index].inbox.len.load(Ordering::Relaxed) > 0
+        self.has_local_task_hint() || self.remote().inbox.len.load(Ordering::Relaxed) > 0
     }
 }
 

@@ -65,8 +65,7 @@ impl Future for WorkerLoop<'_> {
         let mut ran = 0;
         loop {
             let step = context::with_core(|_, core| {
-                let remote = core.remote(shared);
-                match core.finish_poll(remote) {
+                match core.finish_poll() {
                     Some(flagged) => Err(flagged),
                     // The periodic turn (or the backstop's), once the poll that ended is recorded: a
                     // turn is not part of a poll.
@@ -80,7 +79,7 @@ impl Future for WorkerLoop<'_> {
                             None => core.poll_next_task(shared, park, cx),
                         };
                         if let Poll::Ready(Some(runnable)) = &next {
-                            core.begin_poll(shared, remote, runnable);
+                            core.begin_poll(shared, runnable);
                         }
                         Ok(next)
                     }
@@ -227,7 +226,7 @@ mod tests {
     fn periodic_turns(in_reactor: bool, chain: bool, picks: usize) -> usize {
         let (shared, mut core) = core_with_task(in_reactor, false);
         if !chain {
-            core.take_lifo(&shared).unwrap();
+            core.take_lifo().unwrap();
             for _ in 0..picks {
                 core.local.push(task());
             }

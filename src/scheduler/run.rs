@@ -67,17 +67,14 @@ fn run(shared: Arc<Shared>, core: Box<Core>) {
 /// another thread, or once it was taken over.
 fn blocking_loop(shared: &Shared) {
     loop {
-        let step = context::with_core(|_, core| {
-            let remote = core.remote(shared);
-            match core.finish_poll(remote) {
-                Some(flagged) => Err(flagged),
-                None => {
-                    let next = core.next_quick(shared).or_else(|| core.next_task(shared));
-                    if let Some(runnable) = &next {
-                        core.begin_poll(shared, remote, runnable);
-                    }
-                    Ok(next)
+        let step = context::with_core(|_, core| match core.finish_poll() {
+            Some(flagged) => Err(flagged),
+            None => {
+                let next = core.next_quick(shared).or_else(|| core.next_task(shared));
+                if let Some(runnable) = &next {
+                    core.begin_poll(shared, runnable);
                 }
+                Ok(next)
             }
         });
         match step {

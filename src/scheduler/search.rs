@@ -84,7 +84,7 @@ impl Core {
                 return Some(runnable);
             }
             // Back to the loop for a task only this worker takes (`next_local`).
-            if deadline.has_passed() || shared.is_shutdown() || self.has_own_task_hint(shared) {
+            if deadline.has_passed() || shared.is_shutdown() || self.has_own_task_hint() {
                 return None;
             }
         }

@@ -63,8 +63,9 @@ pub(crate) struct Shared {
     pub(super) stealers: Box<[Stealer<Runnable>]>,
     /// Each core's LIFO slot and deferred list, by core index. Apart from `stealers`: thieves
     /// read the stealers all the time, and the owner writes here at every task it takes from
-    /// its LIFO slot.
-    pub(super) remotes: Box<[CachePadded<Remote>]>,
+    /// its LIFO slot. Each in an allocation of its own, which its core holds too (`Core` reaches
+    /// its own with one load at every poll, not an index into this slice).
+    pub(super) remotes: Box<[Arc<CachePadded<Remote>>]>,
     /// Each core slot's state (running or spare, worker number), read-mostly: apart from
     /// `remotes`, whose lines their owners write at every poll.
     pub(super) slot_states: Box<[SlotState]>,
@@ -73,8 +74,9 @@ pub(crate) struct Shared {
     /// steals, the re-scan before parking, the watcher's term) walk only these, not every spare.
     active_prefix: AtomicUsize,
     pub(super) sleepers: Sleepers,
-    /// Each core slot's counters, by core index, each on lines of its own (see `counters.rs`).
-    pub(crate) counters: Box<[CachePadded<CoreCounters>]>,
+    /// Each core slot's counters, by core index, each on lines of its own (see `counters.rs`),
+    /// held by its core too, as `remotes` are.
+    pub(crate) counters: Box<[Arc<CachePadded<CoreCounters>>]>,
     /// What is counted away from the cores.
     pub(crate) outside: CachePadded<OutsideCounters>,
     /// The clock of busy time.
@@ -123,11 +125,11 @@ impl Shared {
         let shared = Arc::new(Shared {
             injector: CachePadded::new(Injector::new()),
             stealers: locals.iter().map(Worker::stealer).collect(),
-            remotes: (0..slots).map(|_| CachePadded::new(Remote::new())).collect(),
+            remotes: (0..slots).map(|_| Arc::new(CachePadded::new(Remote::new()))).collect(),
             slot_states: (0..slots).map(|_| SlotState::spare()).collect(),
             active_prefix: AtomicUsize::new(workers),
             sleepers: Sleepers::new(workers, slots, config.monitor),
-            counters: (0..slots).map(|_| CachePadded::new(CoreCounters::default())).collect(),
+            counters: (0..slots).map(|_| Arc::new(CachePadded::new(CoreCounters::default()))).collect(),
             outside: CachePadded::new(OutsideCounters::default()),
             clock: Clock::start(),
             registry: match kind {
@@ -157,7 +159,10 @@ impl Shared {
         let mut cores: Vec<Core> = locals
             .into_iter()
             .enumerate()
-            .map(|(index, local)| Core::new(index, local, in_reactor, poll_hooks))
+            .map(|(index, local)| {
+                let (remote, counters) = (shared.remotes[index].clone(), shared.counters[index].clone());
+                Core::new(index, local, remote, counters, in_reactor, poll_hooks)
+            })
             .collect();
         // Handed out last-in first-out: the lowest spare index first.
         lock(&shared.spares).extend(cores.drain(workers..).rev().map(Box::new));

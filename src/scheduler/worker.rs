@@ -44,7 +44,7 @@ use super::remote::Remote;
 use super::shared::Shared;
 use super::sleep::WakeSource;
 use super::watch::Watch;
-use crate::sync::{lock, planted_bug, retry, shrunk_under_loom, Arc, Worker};
+use crate::sync::{lock, planted_bug, retry, shrunk_under_loom, Arc, CachePadded, Worker};
 
 /// Every this many ticks, a worker takes a task from the injector before its own queue.
 pub(super) const GLOBAL_QUEUE_INTERVAL: u32 = shrunk_under_loom(61, 2) as u32;
@@ -70,6 +70,11 @@ pub(super) const LOCAL_TURN: u32 = super::local::DRIVE_BATCH as u32;
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "powerpc64")), repr(align(64)))]
 pub(super) struct Core {
     pub(super) index: usize,
+    /// This core's shared half (`remote.rs`), also `Shared::remotes[index]`: held here so that
+    /// the per-poll path reaches it with one load, not an index into the pool's slice.
+    remote: Arc<CachePadded<Remote>>,
+    /// This core's counters, also `Shared::counters[index]`, held here for the same reason.
+    counters: Arc<CachePadded<CoreCounters>>,
     /// Whether this core may have put a task in its LIFO slot since it last emptied it (a thief
     /// may have taken it since): saves an atomic take per task when the slot is unused.
     lifo_filled: bool,
@@ -138,10 +143,20 @@ pub(super) enum Pushed {
 }
 
 impl Core {
-    /// Core `index` of a pool whose loops run inside the reactor if `in_reactor`.
-    pub(super) fn new(index: usize, local: Worker<Runnable>, in_reactor: bool, poll_hooks: bool) -> Core {
+    /// Core `index` of a pool whose loops run inside the reactor if `in_reactor`; `remote` and
+    /// `counters` are the pool's for that index.
+    pub(super) fn new(
+        index: usize,
+        local: Worker<Runnable>,
+        remote: Arc<CachePadded<Remote>>,
+        counters: Arc<CachePadded<CoreCounters>>,
+        in_reactor: bool,
+        poll_hooks: bool,
+    ) -> Core {
         Core {
             index,
+            remote,
+            counters,
             lifo_filled: false,
             deferred_filled: false,
             local,
@@ -167,22 +182,20 @@ impl Core {
 
     /// This core's shared half (`remote.rs`): the progress word, the LIFO slot, the inbox.
     #[inline]
-    pub(super) fn remote<'a>(&self, shared: &'a Shared) -> &'a Remote {
-        &shared.remotes[self.index]
+    pub(super) fn remote(&self) -> &Remote {
+        &self.remote
     }
 
     /// Records the start of a poll of `runnable` in this core's progress word (and, with a
     /// slow-poll hook, its task). The loops call it as they hand out the task they picked.
-    /// `remote` is this core's (`Core::remote`), which the loops look up once per step for the
-    /// previous poll's end and this one's begin.
     #[inline]
-    pub(super) fn begin_poll(&mut self, shared: &Shared, remote: &Remote, runnable: &Runnable) {
+    pub(super) fn begin_poll(&mut self, shared: &Shared, runnable: &Runnable) {
         if self.poll_hooks {
-            self.begin_hooked_poll(shared, remote, runnable);
+            self.begin_hooked_poll(shared, runnable);
         }
         self.polls = self.polls.wrapping_add(1);
         self.polling = true;
-        remote.progress.begin_poll(self.polls);
+        self.remote.progress.begin_poll(self.polls);
     }
 
     /// Records the end of the poll begun last, if any: the loops call it before they pick the
@@ -191,14 +204,14 @@ impl Core {
     /// `taken_over`): the caller then reports the poll's end outside the context's borrow, and
     /// stops if the core was taken.
     #[inline]
-    pub(super) fn finish_poll(&mut self, remote: &Remote) -> Option<Flagged> {
+    pub(super) fn finish_poll(&mut self) -> Option<Flagged> {
         if !std::mem::replace(&mut self.polling, false) {
             return None;
         }
         if self.polling_task.is_some() {
             self.end_recorded_poll();
         }
-        let seen = remote.progress.end_poll(self.polls);
+        let seen = self.remote.progress.end_poll(self.polls);
         if seen.reported() || seen.taken() {
             self.taken_over = seen.taken();
             return Some(Flagged { index: self.index, taken: seen.taken() });
@@ -210,9 +223,9 @@ impl Core {
     /// reads) or task records (the task dump), out of the common path.
     #[cold]
     #[inline(never)]
-    fn begin_hooked_poll(&mut self, shared: &Shared, remote: &Remote, runnable: &Runnable) {
+    fn begin_hooked_poll(&mut self, shared: &Shared, runnable: &Runnable) {
         if shared.records_polls() {
-            remote.record_poll(runnable.metadata().info());
+            self.remote.record_poll(runnable.metadata().info());
         }
         if shared.keeps_task_records() {
             if let Some(record) = runnable.metadata().info().record() {
@@ -264,7 +277,7 @@ impl Core {
     /// deferred list or the deque), false if only the private LIFO slot changed.
     #[inline]
     fn push_task(&mut self, shared: &Shared, runnable: Runnable, woken_while_running: bool) -> bool {
-        let remote = &shared.remotes[self.index];
+        let remote = &self.remote;
         if woken_while_running {
             record_queued(shared, &runnable, Activity::Deferred(self.index));
             self.deferred_filled = true;
@@ -291,7 +304,7 @@ impl Core {
     /// also when it stopped short of its deferred tasks to let the reactor turn
     /// (`self.reactor_turn.is_wanted()`).
     pub(super) fn next_local(&mut self, shared: &Shared) -> Option<Runnable> {
-        if let Some(runnable) = self.next_in_chain(shared) {
+        if let Some(runnable) = self.next_in_chain() {
             return Some(runnable);
         }
         self.tick = self.tick.wrapping_add(1);
@@ -313,7 +326,7 @@ impl Core {
                 return Some(runnable);
             }
         }
-        if let Some(runnable) = self.take_lifo(shared) {
+        if let Some(runnable) = self.take_lifo() {
             // The slot had its turns: its task waits behind the deque like any other, and may
             // be stolen there, so it is announced unless it is the only one (popped just below).
             let behind_others = !self.local.is_empty();
@@ -329,7 +342,7 @@ impl Core {
         // the deque alone: at the fairness tick, its share comes first.
         let local_first = self.tick % 2 == 1;
         if local_first {
-            if let Some(runnable) = self.take_local::<true>(shared, LocalHome::pop) {
+            if let Some(runnable) = self.take_local::<true>(LocalHome::pop) {
                 return Some(runnable);
             }
         }
@@ -337,12 +350,12 @@ impl Core {
             return Some(runnable);
         }
         if !local_first {
-            if let Some(runnable) = self.take_local::<true>(shared, LocalHome::pop) {
+            if let Some(runnable) = self.take_local::<true>(LocalHome::pop) {
                 return Some(runnable);
             }
         }
         if let Some(runnable) = retry(|| shared.injector.steal_batch_and_pop(&self.local)) {
-            self.counters(shared).injector_batches.incr();
+            self.counters().injector_batches.incr();
             self.announce_deque(shared);
             return Some(runnable);
         }
@@ -368,18 +381,18 @@ impl Core {
     /// continues the tick of the task that woke it (as in tokio), so a chain of wakes counts one
     /// tick per `MAX_LIFO_POLLS + 1` tasks, not one per task. The first step of `next_local`.
     #[inline]
-    fn next_in_chain(&mut self, shared: &Shared) -> Option<Runnable> {
+    fn next_in_chain(&mut self) -> Option<Runnable> {
         if self.local_turn > 0 {
-            if let Some(runnable) = self.next_in_local_turn(shared) {
+            if let Some(runnable) = self.next_in_local_turn() {
                 return Some(runnable);
             }
         }
         if self.lifo_polls >= MAX_LIFO_POLLS {
             return None;
         }
-        let runnable = self.take_lifo(shared)?;
+        let runnable = self.take_lifo()?;
         self.lifo_polls += 1;
-        self.counters(shared).lifo_runs.incr();
+        self.counters().lifo_runs.incr();
         Some(runnable)
     }
 
@@ -392,7 +405,7 @@ impl Core {
     /// `MAX_LIFO_POLLS + 1` tasks, as a chain of wakes does, and ends before the fairness tick,
     /// which `next_local` then takes.
     #[inline]
-    fn next_in_local_turn(&mut self, shared: &Shared) -> Option<Runnable> {
+    fn next_in_local_turn(&mut self) -> Option<Runnable> {
         let end_turn = |core: &mut Core| {
             core.local_turn = 0;
             // The LIFO slot's task, woken during the turn, goes first.
@@ -404,10 +417,9 @@ impl Core {
             end_turn(self);
             return None;
         }
-        let next =
-            if self.lifo_polls < MAX_LIFO_POLLS { self.take_local::<false>(shared, LocalHome::pop_next) } else { None };
+        let next = if self.lifo_polls < MAX_LIFO_POLLS { self.take_local::<false>(LocalHome::pop_next) } else { None };
         self.lifo_polls = if next.is_some() { self.lifo_polls + 1 } else { 0 };
-        let Some(runnable) = next.or_else(|| self.take_local::<false>(shared, LocalHome::pop)) else {
+        let Some(runnable) = next.or_else(|| self.take_local::<false>(LocalHome::pop)) else {
             end_turn(self);
             return None;
         };
@@ -432,7 +444,7 @@ impl Core {
         if self.parked || self.searching || shared.is_shutdown() {
             return None;
         }
-        let runnable = self.next_in_chain(shared)?;
+        let runnable = self.next_in_chain()?;
         // As `find_task` does for any task it finds.
         self.spin_armed = true;
         Some(runnable)
@@ -445,7 +457,7 @@ impl Core {
         if !std::mem::replace(&mut self.deferred_filled, false) {
             return false;
         }
-        let mut deferred = shared.remotes[self.index].deferred.lock();
+        let mut deferred = self.remote.deferred.lock();
         let any = !deferred.is_empty();
         for runnable in deferred.drain(..) {
             record_queued(shared, &runnable, Activity::Deque(self.index));
@@ -463,7 +475,7 @@ impl Core {
         let share = (injector.len() / shared.workers()).clamp(1, MAX_INTERVAL_BATCH);
         let target = self.local.len() + share - 1;
         let first = retry(|| injector.steal_batch_with_limit_and_pop(&self.local, share))?;
-        self.counters(shared).injector_batches.incr();
+        self.counters().injector_batches.incr();
         while self.local.len() < target {
             if retry(|| injector.steal_batch_with_limit(&self.local, target - self.local.len())).is_none() {
                 break;
@@ -486,13 +498,13 @@ impl Core {
     /// `Sleepers::notify_one`, counted as this core's.
     #[inline]
     pub(super) fn notify_one(&self, shared: &Shared) {
-        shared.sleepers.notify_one_from(WakeSource::Core(self.counters(shared)));
+        shared.sleepers.notify_one_from(WakeSource::Core(self.counters()));
     }
 
     /// This core's counters (see `counters.rs`).
     #[inline]
-    pub(super) fn counters<'a>(&self, shared: &'a Shared) -> &'a CoreCounters {
-        &shared.counters[self.index]
+    pub(super) fn counters(&self) -> &CoreCounters {
+        &self.counters
     }
 
     /// A local task of this core's thread (`local.rs`), taken by `pop` (`LocalHome::pop`, the
@@ -502,17 +514,13 @@ impl Core {
     /// is often empty (a tick's look); a turn under way, where a task is nearly always queued,
     /// goes to the thread-local at once (8 instructions fewer per local poll, callgrind).
     #[inline]
-    fn take_local<const HINT: bool>(
-        &mut self,
-        shared: &Shared,
-        pop: impl FnOnce(&LocalHome) -> Option<Runnable>,
-    ) -> Option<Runnable> {
+    fn take_local<const HINT: bool>(&mut self, pop: impl FnOnce(&LocalHome) -> Option<Runnable>) -> Option<Runnable> {
         let home = self.home.as_ref()?;
         if HINT && !home.has_queued() {
             return None;
         }
         let runnable = pop(home)?;
-        self.counters(shared).local_runs.incr();
+        self.counters().local_runs.incr();
         self.local_turn = self.local_turn.checked_sub(1).unwrap_or(LOCAL_TURN - 1);
         Some(runnable)
     }
@@ -565,11 +573,11 @@ impl Core {
 
     /// The task in this core's LIFO slot, counting the take for the watcher.
     #[inline]
-    pub(super) fn take_lifo(&mut self, shared: &Shared) -> Option<Runnable> {
+    pub(super) fn take_lifo(&mut self) -> Option<Runnable> {
         if !std::mem::replace(&mut self.lifo_filled, false) {
             return None;
         }
-        shared.remotes[self.index].lifo.take()
+        self.remote.lifo.take()
     }
 }
 
@@ -607,8 +615,13 @@ mod tests {
         assert_eq!(std::mem::align_of::<Core>(), lines);
         assert_eq!(std::mem::size_of::<Core>() % lines, 0, "a core ends on a boundary");
         // Boxed one after another, as the pool boxes them: each starts on a boundary.
-        let cores: Vec<Box<Core>> =
-            (0..4).map(|index| Box::new(Core::new(index, Worker::new_fifo(), false, false))).collect();
+        let cores: Vec<Box<Core>> = (0..4)
+            .map(|index| {
+                let remote = Arc::new(CachePadded::new(Remote::new()));
+                let counters = Arc::new(CachePadded::new(CoreCounters::default()));
+                Box::new(Core::new(index, Worker::new_fifo(), remote, counters, false, false))
+            })
+            .collect();
         for core in &cores {
             let start = (&**core as *const Core).addr();
             assert_eq!(start % lines, 0, "core {} starts inside a line pair", core.index);
