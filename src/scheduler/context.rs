@@ -196,7 +196,7 @@ pub(super) fn current_core() -> Option<(Arc<Shared>, usize)> {
 
 /// Attaches this thread's new local home to the core it runs, if any (see `local.rs`).
 pub(super) fn attach_home(home: &Arc<LocalHome>) {
-    with_core(|shared, core| core.attach_home(shared, home));
+    with_core(|_, core| core.attach_home(home));
 }
 
 /// After a local task was pushed onto this thread's own home: if the thread's core is parked (a
@@ -253,7 +253,7 @@ pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
     // This thread's poll goes on without a core: its record on the core ends here, and its
     // local tasks stay with it (run inside its `block_on`, or after its poll, `local.rs`).
     let _ = core.finish_poll();
-    core.detach_home(&shared);
+    core.detach_home();
     if core.taken_over {
         // Taken over during this poll: a new thread already runs for it. Give this core up.
         shared.give_up_core(core);
@@ -261,7 +261,7 @@ pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
     }
     if let Err((mut core, err)) = Shared::start_worker(&shared, core) {
         if let Some(home) = super::local::this_thread_home() {
-            core.attach_home(&shared, &home);
+            core.attach_home(&home);
         }
         with_current(|current| {
             current.core = Some(core);

@@ -64,25 +64,23 @@ impl Future for WorkerLoop<'_> {
         // Tasks run since this poll of the loop began.
         let mut ran = 0;
         loop {
-            let step = context::with_core(|_, core| {
-                match core.finish_poll() {
-                    Some(flagged) => Err(flagged),
-                    // The periodic turn (or the backstop's), once the poll that ended is recorded: a
-                    // turn is not part of a poll.
-                    None if core.reactor_turn.take_periodic() || ran == MAX_POLLS_PER_TURN => {
-                        cx.waker().wake_by_ref();
-                        Ok(Poll::Pending)
+            let step = context::with_core(|_, core| match core.finish_poll() {
+                Some(flagged) => Err(flagged),
+                // The periodic turn (or the backstop's), once the poll that ended is recorded: a
+                // turn is not part of a poll.
+                None if core.reactor_turn.take_periodic() || ran == MAX_POLLS_PER_TURN => {
+                    cx.waker().wake_by_ref();
+                    Ok(Poll::Pending)
+                }
+                None => {
+                    let next = match core.next_quick(shared) {
+                        Some(runnable) => Poll::Ready(Some(runnable)),
+                        None => core.poll_next_task(shared, park, cx),
+                    };
+                    if let Poll::Ready(Some(runnable)) = &next {
+                        core.begin_poll(shared, runnable);
                     }
-                    None => {
-                        let next = match core.next_quick(shared) {
-                            Some(runnable) => Poll::Ready(Some(runnable)),
-                            None => core.poll_next_task(shared, park, cx),
-                        };
-                        if let Poll::Ready(Some(runnable)) = &next {
-                            core.begin_poll(shared, runnable);
-                        }
-                        Ok(next)
-                    }
+                    Ok(next)
                 }
             });
             match step {

@@ -49,7 +49,7 @@ fn run(shared: Arc<Shared>, core: Box<Core>) {
     // injector. `None`: the core went to another thread.
     if let Some(mut core) = context::leave() {
         // The thread's local tasks stay with it (below).
-        core.detach_home(&shared);
+        core.detach_home();
         shared.counters[core.index].busy.end(shared.clock.now());
         // Relaxed: read by the monitor's heuristics (is some worker free to take work?) and by
         // loom's checks once the pool is idle.

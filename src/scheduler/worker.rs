@@ -555,18 +555,18 @@ impl Core {
 
     /// Makes `home`, this thread's, the one this core picks local tasks from, and the one a wake
     /// from another thread finds this core through.
-    pub(super) fn attach_home(&mut self, shared: &Shared, home: &Arc<LocalHome>) {
+    pub(super) fn attach_home(&mut self, home: &Arc<LocalHome>) {
         home.attach(self.index);
-        *lock(&shared.remotes[self.index].home) = Some(home.clone());
+        *lock(&self.remote.home) = Some(home.clone());
         self.home = Some(home.clone());
     }
 
     /// Before this core leaves its thread (handed off, retired, given up): the thread's home
     /// stays with the thread, which drives it from now on (`local.rs`).
-    pub(super) fn detach_home(&mut self, shared: &Shared) {
+    pub(super) fn detach_home(&mut self) {
         if let Some(home) = self.home.take() {
             super::local::note_core_parked(false);
-            lock(&shared.remotes[self.index].home).take();
+            lock(&self.remote.home).take();
             home.detach();
         }
     }
