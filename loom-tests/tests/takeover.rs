@@ -14,7 +14,9 @@
 //! Planted bugs: `--cfg crew_bug="takeover_without_exchange"` sets the taken flag without
 //! checking that the poll it saw still runs (a core then driven by two threads, the counters
 //! off); `--cfg crew_bug="takeover_drops_queue"` makes the stuck thread drop its queued tasks
-//! when it gives its core up, instead of passing them on.
+//! when it gives its core up, instead of passing them on; `--cfg crew_bug="end_poll_without_fence"`
+//! drops the owner's half of the fence pair at a poll's end (`src/scheduler/progress.rs`), so its
+//! load of the flags can miss the monitor's request while the monitor's re-read misses the end.
 #![cfg(loom)]
 
 use std::sync::atomic::AtomicUsize;

@@ -14,8 +14,9 @@
 //!   the stuck core's LIFO task as the watcher would, and hands a spare core (the slot of a
 //!   worker that does not run yet) to a new thread, which searches the stuck core's deque and
 //!   deferred list like any worker. The pool runs its full count of workers again.
-//! - A takeover is one compare-exchange on the stuck core's progress word, made while the new
-//!   thread waits for its core: if the poll ended meanwhile, the exchange fails, the spare goes
+//! - A takeover is one mark on the stuck core's progress word (`progress.rs`: a request, the
+//!   asymmetric fence's heavy half, a re-read, a settling compare-exchange), made while the new
+//!   thread waits for its core: if the poll ended meanwhile, the mark fails, the spare goes
 //!   back, and the thread exits without running anything. If it succeeds, the stuck thread's
 //!   end of poll sees it: when its poll returns it gives the core up (queued tasks to the
 //!   injector, the core to the spares) and exits. A task the stuck poll pushes into its core
@@ -38,7 +39,7 @@ use super::progress::ProgressSnapshot;
 use super::remote::CurrentPoll;
 use super::shared::Shared;
 use crate::report::{SlowPoll, SlowPollKind};
-use crate::sync::{fence, lock, planted_bug, thread, wait_until, Arc, Deadline, Listener, Ordering};
+use crate::sync::{fence, lock, thread, wait_until, Arc, Deadline, Listener, Ordering};
 use crate::task::Activity;
 
 /// What the monitor remembers of one core between samples.
@@ -175,10 +176,7 @@ pub(super) fn take_over(
         // The flag and the report under the lock the owner's `Returned` report takes (see
         // `reporter.rs`).
         let mut current = report.filter(|_| shared.reports.is_some()).map(|report| (lock(&remote.current), report));
-        if planted_bug!("takeover_without_exchange") {
-            // The flag lands even if the poll it was meant for has ended.
-            let _ = remote.progress.take(remote.progress.load());
-        } else if !remote.progress.take(seen) {
+        if !remote.progress.take(seen) {
             return false;
         }
         // Counted before the new thread can run, and so exit: shutdown waits for it.

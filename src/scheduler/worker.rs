@@ -211,12 +211,9 @@ impl Core {
         if self.polling_task.is_some() {
             self.end_recorded_poll();
         }
-        let seen = self.remote.progress.end_poll(self.polls);
-        if seen.reported() || seen.taken() {
-            self.taken_over = seen.taken();
-            return Some(Flagged { index: self.index, taken: seen.taken() });
-        }
-        None
+        let seen = self.remote.progress.end_poll(self.polls)?;
+        self.taken_over = seen.taken();
+        Some(Flagged { index: self.index, taken: seen.taken() })
     }
 
     /// `begin_poll`'s part in a pool with a slow-poll hook (the poll's record, which the monitor
