@@ -39,7 +39,7 @@ use super::progress::ProgressSnapshot;
 use super::remote::CurrentPoll;
 use super::shared::Shared;
 use crate::report::{SlowPoll, SlowPollKind};
-use crate::sync::{fence, lock, thread, wait_until, Arc, Deadline, Listener, Ordering};
+use crate::sync::{asymmetric, fence, lock, thread, wait_until, Arc, Deadline, Listener, Ordering};
 use crate::task::Activity;
 
 /// What the monitor remembers of one core between samples.
@@ -71,6 +71,9 @@ fn interval(shared: &Shared) -> Duration {
 
 /// The monitor thread's body.
 fn run(shared: &Arc<Shared>) {
+    // The monitor is the side that pays for the workers' cheap end of poll: it registers the
+    // process for `membarrier` here (once per process, about 10 ms), off every worker's path.
+    asymmetric::prepare();
     let Some(busy) = shared.sleepers.monitor_alarm() else { return };
     let interval = interval(shared);
     let now = Instant::now();

@@ -9,7 +9,7 @@
 //!   ([`REPORTED`], [`TAKEN`]) and its [`REQUEST`] while it checks that the poll still runs; the
 //!   owner only clears them.
 //! - The owner ends a poll with a store to the word, the light half of the asymmetric fence
-//!   (`sync/fence.rs`: a compiler fence where `membarrier` is offered) and a load of the flags:
+//!   (`sync/asymmetric.rs`: a compiler fence where `membarrier` is offered) and a load of the flags:
 //!   no locked instruction while the monitor has nothing on the core.
 //! - The monitor marks a poll it saw in the word in four steps: it sets `REQUEST` (a
 //!   compare-exchange from the flags it saw), runs the fence's heavy half, re-reads the word, and
@@ -26,7 +26,7 @@
 //!   until the core given up is [`Progress::reset`].
 //! - The owner never reads the clock for this: the monitor does, at each of its samples.
 
-use crate::sync::{AsymmetricFence, AtomicUsize, Ordering};
+use crate::sync::{asymmetric, AtomicUsize, Ordering};
 
 /// Set while the owner is inside a poll (in the word).
 const IN_POLL: usize = 1;
@@ -83,25 +83,13 @@ impl ProgressSnapshot {
 }
 
 /// A core's progress word and flags (see the module docs).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(super) struct Progress {
     word: AtomicUsize,
     flags: AtomicUsize,
-    fence: AsymmetricFence,
-}
-
-impl Default for Progress {
-    fn default() -> Progress {
-        Progress::with_fence(AsymmetricFence::get())
-    }
 }
 
 impl Progress {
-    /// A progress word whose owner and monitor use `fence`'s halves.
-    pub(super) fn with_fence(fence: AsymmetricFence) -> Progress {
-        Progress { word: AtomicUsize::new(0), flags: AtomicUsize::new(0), fence }
-    }
-
     /// The current value.
     pub(super) fn load(&self) -> ProgressSnapshot {
         // Acquire: pairs with `begin_poll`'s Release (the poll's record), and the word before
@@ -129,7 +117,7 @@ impl Progress {
         // side of the fence pair (see the module docs).
         self.word.store(ended, Ordering::Release);
         if !crate::sync::planted_bug!("end_poll_without_fence") {
-            self.fence.light();
+            asymmetric::light();
         }
         // Acquire: a mark seen here was set with the monitor's report or takeover done before.
         let flags = self.flags.load(Ordering::Acquire);
@@ -182,7 +170,7 @@ impl Progress {
         if self.flags.compare_exchange(before, requested, Ordering::SeqCst, Ordering::SeqCst).is_err() {
             return false;
         }
-        self.fence.heavy();
+        asymmetric::heavy();
         let still = if crate::sync::planted_bug!("takeover_without_exchange") && flag == TAKEN {
             // The mark lands even if the poll it was meant for has ended.
             true
@@ -210,129 +198,128 @@ mod tests {
 
     use super::*;
 
-    fn both_modes() -> [AsymmetricFence; 2] {
-        [AsymmetricFence::get(), AsymmetricFence::fences()]
+    /// The mode the owners run in now (the racing test prepares membarrier mode first).
+    fn mode() -> &'static str {
+        if asymmetric::is_membarrier() {
+            "membarrier"
+        } else {
+            "fences"
+        }
     }
 
     #[test]
     fn a_takeover_lands_only_on_the_poll_it_saw() {
-        for fence in both_modes() {
-            let progress = Progress::with_fence(fence);
-            assert!(!progress.take(progress.load()), "no poll running");
-            progress.begin_poll(1);
-            let seen = progress.load();
-            assert!(seen.in_poll());
-            assert!(progress.report(seen));
-            assert!(!progress.take(seen), "the flags changed (reported): the monitor must look again");
-            let seen = progress.load();
-            assert!(seen.reported() && seen.same_as(progress.load()));
-            assert!(progress.take(seen));
-            assert!(!progress.take(progress.load()), "taken once");
-            let ended = progress.end_poll(1).expect("marked");
-            assert!(ended.taken() && ended.reported());
-            progress.reset(1);
-            progress.begin_poll(2);
-            let stale = seen;
-            assert!(!progress.take(stale), "a later poll is not the one the monitor saw");
-            assert_eq!(progress.end_poll(2), None);
-            assert!(!stale.same_as(progress.load()));
-        }
+        let progress = Progress::default();
+        assert!(!progress.take(progress.load()), "no poll running");
+        progress.begin_poll(1);
+        let seen = progress.load();
+        assert!(seen.in_poll());
+        assert!(progress.report(seen));
+        assert!(!progress.take(seen), "the flags changed (reported): the monitor must look again");
+        let seen = progress.load();
+        assert!(seen.reported() && seen.same_as(progress.load()));
+        assert!(progress.take(seen));
+        assert!(!progress.take(progress.load()), "taken once");
+        let ended = progress.end_poll(1).expect("marked");
+        assert!(ended.taken() && ended.reported());
+        progress.reset(1);
+        progress.begin_poll(2);
+        let stale = seen;
+        assert!(!progress.take(stale), "a later poll is not the one the monitor saw");
+        assert_eq!(progress.end_poll(2), None);
+        assert!(!stale.same_as(progress.load()));
     }
 
     #[test]
     fn a_report_is_seen_at_its_polls_end_and_cleared() {
-        for fence in both_modes() {
-            let progress = Progress::with_fence(fence);
-            progress.begin_poll(1);
-            assert!(progress.report(progress.load()));
-            let ended = progress.end_poll(1).expect("reported");
-            assert!(ended.reported() && !ended.taken());
-            progress.begin_poll(2);
-            assert!(!progress.load().reported(), "cleared at the end of the poll it was set in");
-            assert_eq!(progress.end_poll(2), None);
-        }
+        let progress = Progress::default();
+        progress.begin_poll(1);
+        assert!(progress.report(progress.load()));
+        let ended = progress.end_poll(1).expect("reported");
+        assert!(ended.reported() && !ended.taken());
+        progress.begin_poll(2);
+        assert!(!progress.load().reported(), "cleared at the end of the poll it was set in");
+        assert_eq!(progress.end_poll(2), None);
     }
 
     #[test]
     fn a_mark_on_an_ended_poll_fails_and_leaves_nothing() {
-        for fence in both_modes() {
-            let progress = Progress::with_fence(fence);
-            progress.begin_poll(1);
-            let seen = progress.load();
-            assert_eq!(progress.end_poll(1), None);
-            assert!(!progress.take(seen) && !progress.report(seen));
-            progress.begin_poll(2);
-            assert_eq!(progress.end_poll(2), None, "no flag left over for the next poll");
-        }
+        let progress = Progress::default();
+        progress.begin_poll(1);
+        let seen = progress.load();
+        assert_eq!(progress.end_poll(1), None);
+        assert!(!progress.take(seen) && !progress.report(seen));
+        progress.begin_poll(2);
+        assert_eq!(progress.end_poll(2), None, "no flag left over for the next poll");
     }
 
     /// An owner ending polls as fast as it can, a monitor marking what it sees: every mark the
     /// monitor made is the one the owner finds, at the end of the poll the monitor saw, and no
-    /// other poll ends marked. In both fence modes, so the membarrier pairing is run for real.
+    /// other poll ends marked. In membarrier mode where the kernel offers it (so the pairing is
+    /// run for real), in fence mode under miri.
     #[test]
     fn racing_marks_land_exactly_on_the_poll_they_saw() {
-        for fence in both_modes() {
-            // Fewer and shorter under miri, which interprets every step.
-            let (rounds, long) = if cfg!(miri) { (2, 2_000) } else { (20, 100_000) };
-            for round in 0..rounds {
-                let progress = Arc::new(Progress::with_fence(fence));
-                let stop = Arc::new(AtomicBool::new(false));
-                let owner = std::thread::spawn({
-                    let (progress, stop) = (progress.clone(), stop.clone());
-                    move || {
-                        let mut marked = Vec::new();
-                        let mut polls = 0;
-                        while !stop.load(Ordering::Relaxed) {
-                            polls += 1;
-                            progress.begin_poll(polls);
-                            // Mostly short polls, and now and then one long enough to span
-                            // the monitor's whole mark (a syscall in membarrier mode).
-                            let spins = if polls % 256 == 0 { long } else { polls % 64 };
-                            for _ in 0..spins {
-                                std::hint::spin_loop();
-                            }
-                            if let Some(seen) = progress.end_poll(polls) {
-                                marked.push((polls as u64, seen.reported(), seen.taken()));
-                                if seen.taken() {
-                                    // A taken core's owner stops driving it.
-                                    break;
-                                }
+        asymmetric::prepare();
+        // Fewer and shorter under miri, which interprets every step.
+        let (rounds, long) = if cfg!(miri) { (2, 2_000) } else { (20, 100_000) };
+        for round in 0..rounds {
+            let progress = Arc::new(Progress::default());
+            let stop = Arc::new(AtomicBool::new(false));
+            let owner = std::thread::spawn({
+                let (progress, stop) = (progress.clone(), stop.clone());
+                move || {
+                    let mut marked = Vec::new();
+                    let mut polls = 0;
+                    while !stop.load(Ordering::Relaxed) {
+                        polls += 1;
+                        progress.begin_poll(polls);
+                        // Mostly short polls, and now and then one long enough to span
+                        // the monitor's whole mark (a syscall in membarrier mode).
+                        let spins = if polls % 256 == 0 { long } else { polls % 64 };
+                        for _ in 0..spins {
+                            std::hint::spin_loop();
+                        }
+                        if let Some(seen) = progress.end_poll(polls) {
+                            marked.push((polls as u64, seen.reported(), seen.taken()));
+                            if seen.taken() {
+                                // A taken core's owner stops driving it.
+                                break;
                             }
                         }
-                        marked
                     }
-                });
-                let mut made = Vec::new();
-                // Until a take lands (the owner's long polls make sure one can); the deadline
-                // only turns a hang into a failure.
-                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-                for attempt in 0.. {
-                    assert!(std::time::Instant::now() < deadline, "fence {fence:?}: no take landed");
-                    let seen = progress.load();
-                    if !seen.in_poll() || seen.taken() {
-                        continue;
-                    }
-                    let take = attempt % 4 == 3 || round % 2 == 1 && attempt > 100;
-                    if take && progress.take(seen) {
-                        made.push((seen.polls(), seen.reported(), true));
-                        break;
-                    } else if !take && !seen.reported() && progress.report(seen) {
-                        made.push((seen.polls(), true, false));
-                    }
+                    marked
                 }
-                stop.store(true, Ordering::Relaxed);
-                let marked = owner.join().unwrap();
-                // A report followed by a take on the same poll ends as one marked poll.
-                let mut expected: Vec<(u64, bool, bool)> = Vec::new();
-                for (polls, reported, taken) in made {
-                    match expected.last_mut() {
-                        Some(last) if last.0 == polls => *last = (polls, last.1 || reported, taken),
-                        _ => expected.push((polls, reported, taken)),
-                    }
+            });
+            let mut made = Vec::new();
+            // Until a take lands (the owner's long polls make sure one can); the deadline
+            // only turns a hang into a failure.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            for attempt in 0.. {
+                assert!(std::time::Instant::now() < deadline, "{}: no take landed", mode());
+                let seen = progress.load();
+                if !seen.in_poll() || seen.taken() {
+                    continue;
                 }
-                assert_eq!(marked, expected, "fence {fence:?}, round {round}");
-                assert!(expected.last().is_some_and(|mark| mark.2), "each round ends with a take");
+                let take = attempt % 4 == 3 || round % 2 == 1 && attempt > 100;
+                if take && progress.take(seen) {
+                    made.push((seen.polls(), seen.reported(), true));
+                    break;
+                } else if !take && !seen.reported() && progress.report(seen) {
+                    made.push((seen.polls(), true, false));
+                }
             }
+            stop.store(true, Ordering::Relaxed);
+            let marked = owner.join().unwrap();
+            // A report followed by a take on the same poll ends as one marked poll.
+            let mut expected: Vec<(u64, bool, bool)> = Vec::new();
+            for (polls, reported, taken) in made {
+                match expected.last_mut() {
+                    Some(last) if last.0 == polls => *last = (polls, last.1 || reported, taken),
+                    _ => expected.push((polls, reported, taken)),
+                }
+            }
+            assert_eq!(marked, expected, "{}, round {round}", mode());
+            assert!(expected.last().is_some_and(|mark| mark.2), "each round ends with a take");
         }
     }
 }

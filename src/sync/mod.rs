@@ -14,8 +14,9 @@
 //!   under loom), and the clock by `deadline`'s always-passed [`Deadline`] (loom has no time);
 //!   under a normal build all are the real crates' types. The LIFO slot ([`Slot`],
 //!   `slot.rs`) is crossbeam-queue's lock-free one-element queue, a loom mutex under loom.
-//!   The [`AsymmetricFence`] (`fence.rs`) is in fence mode under loom (two `SeqCst` fences, which
-//!   loom orders), where a normal Linux build pairs a compiler fence with `membarrier`.
+//!   The asymmetric fence pair (`asymmetric.rs`) is in fence mode under loom (two `SeqCst`
+//!   fences, which loom orders), where a normal Linux build pairs a compiler fence with
+//!   `membarrier`.
 //! - Sizes and intervals that loom's models must reach in few steps are written
 //!   [`shrunk_under_loom`]`(normal, loom)` (`GLOBAL_QUEUE_INTERVAL` and `MAX_INTERVAL_BATCH` in
 //!   `scheduler/worker.rs`, the registry's shards per worker in `scheduler/registry.rs`);
@@ -112,8 +113,7 @@ pub(crate) use counter::{BusyTime, Gauge, SharedCounter, SingleWriterCounter};
 mod slot;
 pub(crate) use slot::Slot;
 
-mod fence;
-pub(crate) use fence::AsymmetricFence;
+pub(crate) mod asymmetric;
 
 /// `normal` in a normal build, `shrunk` under loom: a size or interval that loom's models must
 /// reach in few steps.

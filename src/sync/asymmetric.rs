@@ -1,0 +1,162 @@
+//! An asymmetric fence pair: a [`light`] half that a hot path runs at every step, and a
+//! [`heavy`] half that a rare path runs, which together order a store-then-load on each side as
+//! two `SeqCst` fences would (no store-buffering outcome: at least one side's load sees the
+//! other side's store).
+//!
+//! Invariants:
+//! - *Membarrier mode* (Linux, once the process registered for
+//!   `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`): the light half is a compiler fence only,
+//!   which keeps the hot side's store before its load in program order; the heavy half is the
+//!   syscall, which runs a full memory barrier on every CPU running a thread of this process (a
+//!   thread not running passes one at its context switch). Wherever that barrier lands in the
+//!   hot side's program, either it lands before the hot side's store (then the hot side's later
+//!   load sees the rare side's store, made before the syscall) or after it (then the store is
+//!   visible when the syscall returns, and the rare side's later load sees it): the
+//!   two-`SeqCst`-fences argument, with the hot side's fence at the barrier's landing point.
+//!   folly's `asymmetricLightBarrier`/`asymmetricHeavyBarrier` and liburcu pair the same way.
+//! - *Fence mode* (before the registration, where it failed or the kernel lacks the command, on
+//!   other platforms, under miri, and under loom, which models `SeqCst` fences): both halves are
+//!   `fence(SeqCst)`, correct by C11's fence rules alone.
+//! - The switch is one way, and safe at any instant: the light half turns into a compiler fence
+//!   only once `READY` says the registration succeeded, and `READY` is set only after the
+//!   process-wide mode (`MODE`) is decided as membarrier, which every heavy half reads (or
+//!   waits for) before it picks its barrier. So a light half without a fence always meets a
+//!   heavy half that is the syscall; a light half with one meets either, and either is enough.
+//! - The registration costs about 10 ms in a process that already runs threads (the kernel waits
+//!   for an RCU grace period): [`prepare`] does it on the monitor thread as it starts, never on
+//!   a pool's creation or a worker's path.
+//! - The syscall goes through rustix's safe wrapper: no `unsafe` here.
+
+use super::{fence, Ordering};
+
+#[cfg(not(loom))]
+mod mode {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::OnceLock;
+
+    use crossbeam_utils::CachePadded;
+
+    /// Set once the process registered for private expedited barriers. Read by every poll's
+    /// end, so alone on its cache line: never written again.
+    static READY: CachePadded<AtomicBool> = CachePadded::new(AtomicBool::new(false));
+    /// The process's mode, decided by the first heavy half or [`prepare`]: true for membarrier.
+    static MODE: OnceLock<bool> = OnceLock::new();
+
+    #[inline(always)]
+    pub(super) fn ready() -> bool {
+        // Relaxed: a stale `false` only costs a fence; `true` is stored after `MODE` is decided
+        // as membarrier, and `MODE` is read by every heavy half (see the module docs).
+        READY.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn membarrier() -> bool {
+        *MODE.get_or_init(|| {
+            let registered = super::membarrier::register();
+            if registered {
+                // Relaxed: see `ready`.
+                READY.store(true, Ordering::Relaxed);
+            }
+            registered
+        })
+    }
+}
+
+#[cfg(loom)]
+mod mode {
+    /// Fence mode only under loom.
+    pub(super) fn ready() -> bool {
+        false
+    }
+}
+
+/// The hot side's half, between its store and its load.
+#[inline(always)]
+pub(crate) fn light() {
+    if mode::ready() {
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    } else {
+        fence(Ordering::SeqCst);
+    }
+}
+
+/// The rare side's half, between its store and its load: a syscall in membarrier mode (a few
+/// microseconds; the first call in a process may register it, see [`prepare`]).
+pub(crate) fn heavy() {
+    #[cfg(not(loom))]
+    if mode::membarrier() {
+        membarrier::barrier();
+        return;
+    }
+    fence(Ordering::SeqCst);
+}
+
+/// Decides the process's mode now (registering for membarrier where the kernel offers it), so
+/// that the hot sides switch to the light half's compiler fence: called by a thread that can
+/// afford the registration's wait.
+pub(crate) fn prepare() {
+    #[cfg(not(loom))]
+    mode::membarrier();
+}
+
+/// True once the hot sides run without a fence (membarrier mode).
+#[cfg(all(test, not(loom)))]
+pub(crate) fn is_membarrier() -> bool {
+    mode::ready()
+}
+
+#[cfg(all(not(loom), not(miri), any(target_os = "linux", target_os = "android")))]
+mod membarrier {
+    use rustix::thread::{membarrier, membarrier_query, MembarrierCommand};
+
+    /// Registers the process for private expedited barriers: true if it can use them.
+    pub(super) fn register() -> bool {
+        let supported = membarrier_query();
+        supported.contains_command(MembarrierCommand::PrivateExpedited)
+            && supported.contains_command(MembarrierCommand::RegisterPrivateExpedited)
+            && membarrier(MembarrierCommand::RegisterPrivateExpedited).is_ok()
+    }
+
+    /// One barrier on every CPU running a thread of this process.
+    pub(super) fn barrier() {
+        // A registered process's private expedited barrier has no failure mode but a kernel
+        // bug; going on without it would break the light half's store-then-load order.
+        membarrier(MembarrierCommand::PrivateExpedited)
+            .unwrap_or_else(|error| panic!("membarrier(PRIVATE_EXPEDITED) failed after registration: {error}"));
+    }
+}
+
+#[cfg(all(not(loom), any(miri, not(any(target_os = "linux", target_os = "android")))))]
+mod membarrier {
+    /// No membarrier here: fence mode.
+    pub(super) fn register() -> bool {
+        false
+    }
+
+    pub(super) fn barrier() {
+        unreachable!("fence mode never calls the syscall")
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_halves_run_in_the_mode_of_the_moment() {
+        light();
+        heavy();
+        prepare();
+        light();
+        heavy();
+        assert_eq!(is_membarrier(), mode::membarrier(), "the hot side's mode is the rare side's");
+    }
+
+    #[cfg(all(not(miri), target_os = "linux"))]
+    #[test]
+    fn linux_kernels_since_4_14_offer_membarrier() {
+        // The kernels crew is tested on (CI's included) have it, so the tests run membarrier
+        // mode; an older kernel stays in fence mode, which miri and loom run.
+        prepare();
+        assert!(is_membarrier(), "this kernel has no private expedited membarrier");
+    }
+}
