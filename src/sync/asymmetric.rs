@@ -39,7 +39,8 @@ mod mode {
     /// Set once the process registered for private expedited barriers. Read by every poll's
     /// end, so alone on its cache line: never written again.
     static READY: CachePadded<AtomicBool> = CachePadded::new(AtomicBool::new(false));
-    /// The process's mode, decided by the first heavy half or [`prepare`]: true for membarrier.
+    /// The process's mode, decided by the first heavy half or [`prepare`](super::prepare): true
+    /// for membarrier.
     static MODE: OnceLock<bool> = OnceLock::new();
 
     #[inline(always)]
