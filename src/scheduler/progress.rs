@@ -38,6 +38,8 @@ const TAKEN: usize = 1 << 2;
 /// Set by the monitor while it checks that the poll it saw still runs (in the flags only; never
 /// in a snapshot).
 const REQUEST: usize = 1 << 3;
+/// The marks a snapshot carries besides the word.
+const MARKS: usize = REPORTED | TAKEN;
 /// One poll begun (in the word).
 const ONE_POLL: usize = 1 << 3;
 
@@ -74,11 +76,11 @@ impl ProgressSnapshot {
     }
 
     fn word(self) -> usize {
-        self.0 & !(REPORTED | TAKEN)
+        self.0 & !MARKS
     }
 
     fn flags(self) -> usize {
-        self.0 & (REPORTED | TAKEN)
+        self.0 & MARKS
     }
 }
 
@@ -97,7 +99,7 @@ impl Progress {
         // Otherwise a sample for heuristics (is the owner stuck?): marks are decided by the
         // compare-exchanges in `mark`, never by a load.
         let word = self.word.load(Ordering::Acquire);
-        ProgressSnapshot(word | (self.flags.load(Ordering::Acquire) & (REPORTED | TAKEN)))
+        ProgressSnapshot(word | (self.flags.load(Ordering::Acquire) & MARKS))
     }
 
     /// Called by the owner right before its poll number `polls` (counted by the owner).
@@ -132,7 +134,7 @@ impl Progress {
     #[cold]
     #[inline(never)]
     fn clear_flags(&self, ended: usize, mut flags: usize) -> Option<ProgressSnapshot> {
-        let marked = |flags: usize| Some(ProgressSnapshot(ended | (flags & (REPORTED | TAKEN))));
+        let marked = |flags: usize| Some(ProgressSnapshot(ended | (flags & MARKS)));
         loop {
             if flags & TAKEN != 0 {
                 return marked(flags);
