@@ -4,10 +4,10 @@
 //
 // The store-buffering pattern between a worker that pushes a task and reads the sleep state to
 // decide whether to wake anyone, and a worker that lists itself as parked and then re-scans:
-// - pusher: the push (the LIFO slot's tail CAS, SeqCst in crossbeam-queue), then the notify's
+// - pusher: the push (the LIFO slot's SeqCst swap of its pointer, crew-slot), then the notify's
 //   SeqCst load of the state, with no fence between them;
 // - parker: `list_parked`'s SeqCst read-modify-write of the state, its SeqCst fence, then the
-//   re-scan's SeqCst load of the slot's tail.
+//   re-scan's SeqCst load of the slot's pointer.
 // A lost wakeup is the pusher seeing nobody parked while the parker's re-scan sees no task.
 //
 // Three models: the LIFO push as crew does it (SeqCst, no fence: must pass); a push that is a

@@ -18,13 +18,15 @@ use std::time::Instant;
 
 use super::local::LocalHome;
 use super::progress::Progress;
-use crate::sync::{lock, Arc, AtomicBool, AtomicUsize, Mutex, MutexGuard, SingleWriterCounter, Slot};
-use crate::task::{Runnable, TaskInfo};
+use crate::sync::{lock, Arc, AtomicBool, AtomicUsize, CachePadded, Mutex, MutexGuard, SingleWriterCounter, Slot};
+use crate::task::{Runnable, TaskInfo, TaskMeta};
 
 /// A core's LIFO slot and deferred list, and the sign of its progress that the watcher reads.
 pub(super) struct Remote {
     /// The task woken last on this core (by a task it ran), run next. Private (see `watch.rs`).
-    pub(super) lifo: Slot<Runnable>,
+    /// On a line of its own, as crossbeam-queue's slot before it kept its words: searchers lock
+    /// the deferred list beside it as a last resort, and must not take the owner's line.
+    pub(super) lifo: CachePadded<Slot<TaskMeta>>,
     /// Tasks woken while they ran (yields, and any wake during the poll, from any thread), held
     /// back until the owner runs out of other work or reaches its fairness tick. Searchers take
     /// from it as a last resort.
@@ -82,7 +84,7 @@ pub(super) struct CurrentPoll {
 impl Remote {
     pub(super) fn new() -> Remote {
         Remote {
-            lifo: Slot::new(),
+            lifo: CachePadded::new(Slot::new()),
             deferred: Deferred { list: Mutex::new(Vec::new()), len: SingleWriterCounter::default() },
             progress: Progress::default(),
             current: Mutex::new(CurrentPoll::default()),

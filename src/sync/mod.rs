@@ -13,7 +13,8 @@
 //!   event-listener's `Event` by `event`'s loom condvar (event-listener's blocking wait deadlocks
 //!   under loom), and the clock by `deadline`'s always-passed [`Deadline`] (loom has no time);
 //!   under a normal build all are the real crates' types. The LIFO slot ([`Slot`],
-//!   `slot.rs`) is crossbeam-queue's lock-free one-element queue, a loom mutex under loom.
+//!   `slot.rs`) is crew-slot's one-`AtomicPtr` `RunnableSlot` (the workspace crate `slot/`,
+//!   with its own loom model), a loom mutex under loom.
 //!   The asymmetric fence pair (`asymmetric.rs`) is in fence mode under loom (two `SeqCst`
 //!   fences, which loom orders), where a normal Linux build pairs a compiler fence with
 //!   `membarrier`.
