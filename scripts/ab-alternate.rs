@@ -1,0 +1,154 @@
+//! The harness of `scripts/ab-alternate` (which writes it into a scratch crate beside a
+//! worktree of the older revision): the two crew versions' global pools and tokio's runtime
+//! take turns per round, in one process, so that the VM's slow and fast states fall on all of
+//! them alike; prints each one's median round and the median of its per-round ratios.
+
+use std::rc::Rc;
+use std::time::Instant;
+
+// benches/common/local_pair.rs, copied beside this file by the script.
+mod local_pair;
+
+const PAIRS: usize = 100;
+const ROUND_TRIPS: usize = 100;
+
+/// `pair_ping_pong`'s, `yield_many`'s and `spawn_many_local`'s shapes, for one executor.
+macro_rules! workloads {
+    ($name:ident, $spawn:path, $yield_now:path) => {
+        mod $name {
+            pub async fn pair() {
+                let mut handles = Vec::new();
+                for _ in 0..super::PAIRS {
+                    let (ping_send, ping_recv) = async_channel::bounded::<u64>(1);
+                    let (pong_send, pong_recv) = async_channel::bounded::<u64>(1);
+                    handles.push($spawn(async move {
+                        let mut count = 0;
+                        for _ in 0..super::ROUND_TRIPS {
+                            ping_send.send(count).await.unwrap();
+                            count = pong_recv.recv().await.unwrap() + 1;
+                        }
+                        assert_eq!(count, 2 * super::ROUND_TRIPS as u64);
+                    }));
+                    handles.push($spawn(async move {
+                        while let Ok(count) = ping_recv.recv().await {
+                            pong_send.send(count + 1).await.unwrap();
+                        }
+                    }));
+                }
+                for handle in handles {
+                    let _ = handle.await;
+                }
+            }
+
+            pub async fn yields() {
+                let handles: Vec<_> = (0..500)
+                    .map(|_| $spawn(async { for _ in 0..100 { $yield_now().await; } }))
+                    .collect();
+                for handle in handles {
+                    let _ = handle.await;
+                }
+            }
+
+            pub async fn spawn() {
+                let _ = $spawn(async {
+                    let handles: Vec<_> = (0..10_000).map(|_| $spawn(async {})).collect();
+                    for handle in handles {
+                        let _ = handle.await;
+                    }
+                })
+                .await;
+            }
+        }
+    };
+}
+
+workloads!(old, crew_old::spawn, crew_old::yield_now);
+workloads!(new, crew_new::spawn, crew_new::yield_now);
+workloads!(tok, tokio::spawn, tokio::task::yield_now);
+
+/// `local_ping_pong`'s pairs, spawned with `$spawn_local`, all awaited.
+macro_rules! local_pairs {
+    ($spawn_local:expr) => {{
+        let mut handles = Vec::new();
+        for _ in 0..PAIRS {
+            for task in local_pair::local_pair(ROUND_TRIPS as u64) {
+                handles.push($spawn_local(task));
+            }
+        }
+        handles
+    }};
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let workload = args.next().expect("a workload: pair, yield, spawn or local");
+    let rounds: usize = args.next().map_or(1500, |n| n.parse().expect("ROUNDS: a number"));
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
+    let local_runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let local_set = tokio::task::LocalSet::new();
+    let local_executor = Rc::new(async_executor::LocalExecutor::new());
+    let names: &[&str] = if workload == "local" {
+        &["tokio LocalSet", "crew (new) on a worker", "crew (new) in block_on", "LocalExecutor"]
+    } else {
+        &["tokio", "crew (old)", "crew (new)"]
+    };
+    let mut times = vec![Vec::new(); names.len()];
+    for round in 0..rounds {
+        for k in 0..names.len() {
+            // Alternate the order, so that no member always follows the same one.
+            let member = if round % 2 == 0 { k } else { names.len() - 1 - k };
+            let start = Instant::now();
+            match (workload.as_str(), member) {
+                ("pair", 0) => runtime.block_on(tok::pair()),
+                ("pair", 1) => crew_old::block_on(old::pair()),
+                ("pair", 2) => crew_new::block_on(new::pair()),
+                ("yield", 0) => runtime.block_on(tok::yields()),
+                ("yield", 1) => crew_old::block_on(old::yields()),
+                ("yield", 2) => crew_new::block_on(new::yields()),
+                ("spawn", 0) => runtime.block_on(tok::spawn()),
+                ("spawn", 1) => crew_old::block_on(old::spawn()),
+                ("spawn", 2) => crew_new::block_on(new::spawn()),
+                ("local", 0) => local_runtime.block_on(local_set.run_until(async {
+                    for handle in local_pairs!(tokio::task::spawn_local) {
+                        handle.await.unwrap();
+                    }
+                })),
+                ("local", 1) => crew_new::block_on(crew_new::spawn(async {
+                    for handle in local_pairs!(crew_new::spawn_local) {
+                        handle.await;
+                    }
+                })),
+                ("local", 2) => crew_new::block_on(async {
+                    for handle in local_pairs!(crew_new::spawn_local) {
+                        handle.await;
+                    }
+                }),
+                ("local", 3) => futures_lite::future::block_on(local_executor.run(async {
+                    for handle in local_pairs!(|task| local_executor.spawn(task)) {
+                        handle.await;
+                    }
+                })),
+                (other, _) => panic!("unknown workload {other:?}: pair, yield, spawn or local"),
+            }
+            times[member].push(start.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    let median = |mut values: Vec<f64>| {
+        values.sort_by(|a, b| a.total_cmp(b));
+        values[values.len() / 2]
+    };
+    let base = if workload == "local" { 0 } else { 1 };
+    for (member, name) in names.iter().enumerate() {
+        let ratio = |to: usize| median(times[member].iter().zip(&times[to]).map(|(a, b)| a / b).collect());
+        let mut line = format!(
+            "{workload} {name:<24} median {:8.1} µs   per-round ratio to {}: {:.3}",
+            median(times[member].clone()),
+            names[0],
+            ratio(0)
+        );
+        if base != 0 {
+            line += &format!("   to {}: {:.3}", names[base], ratio(base));
+        }
+        println!("{line}");
+    }
+}
