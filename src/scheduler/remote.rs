@@ -24,8 +24,8 @@ use crate::task::{Runnable, TaskInfo, TaskMeta};
 /// A core's LIFO slot and deferred list, and the sign of its progress that the watcher reads.
 pub(super) struct Remote {
     /// The task woken last on this core (by a task it ran), run next. Private (see `watch.rs`).
-    /// On a line of its own, as crossbeam-queue's slot before it kept its words: searchers lock
-    /// the deferred list beside it as a last resort, and must not take the owner's line.
+    /// On a line of its own: searchers lock the deferred list beside it as a last resort, and
+    /// must not take the owner's line from it.
     pub(super) lifo: CachePadded<Slot<TaskMeta>>,
     /// Tasks woken while they ran (yields, and any wake during the poll, from any thread), held
     /// back until the owner runs out of other work or reaches its fairness tick. Searchers take
