@@ -12,8 +12,10 @@
 //!   whose core went to another thread (handed off, or taken over): it runs its local tasks until
 //!   none is alive, or its pool shuts down, then exits ([`finish_worker_thread`]).
 //! - A task scheduled on its own thread goes to the thread's own queue ([`Here::own`], behind
-//!   [`Here::next`]: no lock), and nothing else, unless the thread's core is parked (a wake from
-//!   inside the reactor): then the core wakes itself. From any other thread: push onto the
+//!   [`Here::next`]: no lock; a task that woke itself while it ran, a yield, to
+//!   [`Here::yielded`], which a worker takes only at its fairness tick or when it has nothing
+//!   else, as its deferred list), and nothing else, unless the thread's core is parked (a wake
+//!   from inside the reactor): then the core wakes itself. From any other thread: push onto the
 //!   home's `remote` queue (under its lock), a SeqCst fence, then wake the owner, through the core it runs (`Sleepers::wake_listed`,
 //!   a targeted wake) or, if it runs none, its parker. The owner looks at its queue again after
 //!   every step that precedes a wait: listing its core as parked (then a fence), giving its core
@@ -97,7 +99,12 @@ struct Here {
     /// from a worker's LIFO slot: a chain of local tasks waking each other runs with its data
     /// in cache, one tick per chain link of that length. The previous one goes to `own`'s back.
     next: Cell<Option<Runnable>>,
-    /// Tasks in `own` and `next` (published in [`LocalHome::own_len`]).
+    /// Tasks that woke themselves while they ran (a yield), in the order they did: behind every
+    /// other queued task. A worker's picks take them only at its fairness tick and once it has
+    /// nothing else ([`LocalHome::release_yielded`]), as they take its deferred list; `block_on`'s
+    /// loop and a former worker's take them after the others ([`Here::pop`]).
+    yielded: RefCell<VecDeque<Runnable>>,
+    /// Tasks in `own`, `next` and `yielded` (published in [`LocalHome::own_len`]).
     queued: Cell<usize>,
     parker: Parker,
     /// The core this thread runs is parked (in the reactor: a wake on this thread then comes
@@ -166,6 +173,7 @@ impl Here {
             home: Arc::new(home),
             own: RefCell::new(VecDeque::new()),
             next: Cell::new(None),
+            yielded: RefCell::new(VecDeque::new()),
             queued: Cell::new(0),
             tasks: RefCell::new(Tasks::default()),
             parker,
@@ -174,10 +182,19 @@ impl Here {
         }
     }
 
-    /// The next queued task, if any, oldest first: the owner's own, with what other threads
-    /// pushed moved behind them at each pop (so that neither kind waits for the other to run
-    /// dry), then `next`.
+    /// The next queued task, if any: [`pop_ready`](Here::pop_ready)'s, else the oldest yielded.
     fn pop(&self) -> Option<Runnable> {
+        self.pop_ready().or_else(|| {
+            let runnable = self.yielded.borrow_mut().pop_front()?;
+            self.note_queued(-1);
+            Some(runnable)
+        })
+    }
+
+    /// The next queued task that did not yield, if any, oldest first: the owner's own, with what
+    /// other threads pushed moved behind them at each pop (so that neither kind waits for the
+    /// other to run dry), then `next`.
+    fn pop_ready(&self) -> Option<Runnable> {
         let home = &self.home;
         // Relaxed: a hint; the look before a wait locks `remote` (`is_empty`).
         if home.remote_len.load(Ordering::Relaxed) > 0 {
@@ -282,6 +299,26 @@ impl LocalHome {
         HERE.try_with(|here| here.get().and_then(Here::pop)).ok().flatten()
     }
 
+    /// The next queued task that did not yield, if any (a worker's pick). Called by the owner.
+    #[inline]
+    pub(super) fn pop_ready(&self) -> Option<Runnable> {
+        HERE.try_with(|here| here.get().and_then(Here::pop_ready)).ok().flatten()
+    }
+
+    /// Moves the yielded tasks to the back of the queue, in the order they yielded: a worker's
+    /// fairness tick, and its pick once it has nothing else. Returns whether there were any.
+    /// Called by the owner.
+    pub(super) fn release_yielded(&self) -> bool {
+        HERE.try_with(|here| {
+            let Some(here) = here.get() else { return false };
+            let mut yielded = here.yielded.borrow_mut();
+            let any = !yielded.is_empty();
+            here.own.borrow_mut().extend(yielded.drain(..));
+            any
+        })
+        .unwrap_or(false)
+    }
+
     /// The task the owner scheduled last, if it is still queued (see [`Here::next`]). Called by
     /// the owner.
     #[inline]
@@ -306,18 +343,19 @@ impl LocalHome {
     }
 
     /// A local task's schedule: on the owner, into `next` (the one before goes to the back of
-    /// its own queue), or, if the task woke itself while it ran (a yield), to the back, behind
-    /// the others; its core woken if it is parked (a wake from inside the reactor). From any
-    /// other thread, onto `remote`, then wake the owner (see the module docs). Never drops the
-    /// task (a wake).
+    /// its own queue), or, if the task woke itself while it ran (a yield), into `yielded`,
+    /// behind the others; its core woken if it is parked (a wake from inside the reactor). From
+    /// any other thread, onto `remote`, then wake the owner (see the module docs). Never drops
+    /// the task (a wake).
     #[inline]
     fn schedule(&self, runnable: Runnable, woken_while_running: bool) {
         self.record_queued(&runnable);
         let mut task = Some(runnable);
         let core_parked = HERE.try_with(|here| match here.get() {
             Some(here) if std::ptr::eq(&*here.home, self) => {
-                let behind = if woken_while_running { task.take() } else { here.next.replace(task.take()) };
-                if let Some(behind) = behind {
+                if woken_while_running {
+                    here.yielded.borrow_mut().extend(task.take());
+                } else if let Some(behind) = here.next.replace(task.take()) {
                     here.own.borrow_mut().push_back(behind);
                 }
                 here.note_queued(1);

@@ -38,16 +38,17 @@
 //!   LIFO slot (at most `MAX_LIFO_POLLS` = 3 tasks in a row, then the deque's turn), the
 //!   fairness tick (the inbox, then the injector), the deque and the thread's local tasks (taking
 //!   turns: the local tasks first on odd ticks; a local task taken begins a turn), injector,
-//!   inbox, deferred list, then search (`search.rs`), then park. This list and the cadence below
-//!   are the one statement of them; README and `docs/` link here.
+//!   inbox, deferred list and yielded local tasks, then search (`search.rs`), then park. This
+//!   list and the cadence below are the one statement of them; README and `docs/` link here.
 //! - **Cadence.** A *tick* is one pick: a run of LIFO tasks counts as one, as in tokio, and a
 //!   turn of local tasks one per `MAX_LIFO_POLLS + 1` tasks, ending before the fairness tick. Every
 //!   `GLOBAL_QUEUE_INTERVAL` = 61 ticks a worker takes up to `MAX_INTERVAL_BATCH` tasks from the
-//!   injector before its own queue, moves its deferred list to the back of its deque, and, inside
-//!   the reactor, lets the reactor turn without blocking (`reactor.rs`; at the latest every
-//!   `MAX_POLLS_PER_TURN` = 244 polls). It also lets the reactor turn before it runs deferred
-//!   tasks, if its last such turn was `REACTOR_TURN_GAP` (250 µs) ago or more
-//!   (`reactor_turn.rs`). A parked watcher looks at a busy owner's LIFO slot every
+//!   injector before its own queue, moves its deferred list to the back of its deque (and its
+//!   thread's yielded local tasks to the back of its local queue: a local task's yield waits as
+//!   an ordinary task's does), and, inside the reactor, lets the reactor turn without blocking
+//!   (`reactor.rs`; at the latest every `MAX_POLLS_PER_TURN` = 244 polls). It also lets the
+//!   reactor turn before it runs deferred tasks, if its last such turn was `REACTOR_TURN_GAP`
+//!   (250 µs) ago or more (`reactor_turn.rs`). A parked watcher looks at a busy owner's LIFO slot every
 //!   `WATCH_INTERVAL` (250 µs, `watch.rs`).
 //! - **A stuck poll holds up only itself** (`progress.rs`, `watch.rs`, `monitor.rs`). Each
 //!   worker marks the start and end of every poll in its progress word; a word that shows one

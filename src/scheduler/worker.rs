@@ -13,21 +13,23 @@
 //!   the one this thread woke last first, at most [`MAX_LIFO_POLLS`] times in a row); else the
 //!   LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row, without a tick (a task run from it
 //!   continues its waker's tick, as in tokio); then, one tick: every
-//!   [`GLOBAL_QUEUE_INTERVAL`] ticks the deferred list moves to the back of the deque and this
-//!   worker takes a task from its inbox (`pinned.rs`), else its share of the injector first
+//!   [`GLOBAL_QUEUE_INTERVAL`] ticks the deferred list moves to the back of the deque (and the
+//!   thread's yielded local tasks to the back of its local queue) and this worker takes a task
+//!   from its inbox (`pinned.rs`), else its share of the injector first
 //!   (fairness to yielders and outside spawns), and a worker in the reactor lets it turn once
 //!   that task ran (`reactor_turn.rs`); the LIFO slot's task, if it had its turns, goes to the
 //!   back of the deque; the deque and this thread's local tasks (`local.rs`), the local tasks
 //!   first on odd ticks; then a batch from the injector; then the inbox; then the deferred list
-//!   (after a reactor turn, see
-//!   `reactor_turn.rs`); then, as a searcher, a batch stolen from a random victim or the
-//!   injector, or the older half of a victim's deferred list as a last resort (`search.rs`);
-//!   then park (`park.rs`), as the watcher if another core's LIFO slot holds a task
-//!   (`watch.rs`).
+//!   and the thread's yielded local tasks (after a reactor turn, see `reactor_turn.rs`); then,
+//!   as a searcher, a batch stolen from a random victim or the injector, or the older half of a
+//!   victim's deferred list as a last resort (`search.rs`); then park (`park.rs`), as the
+//!   watcher if another core's LIFO slot holds a task (`watch.rs`).
 //! - A task woken while it runs (a yield, or any wake during its poll) goes to the core's
-//!   deferred list, never the LIFO slot: it runs once the worker has nothing else, or at the
-//!   next fairness tick. So a task that wakes itself forever cannot starve the others, and a
-//!   yielder does not delay work that is ready (tokio defers `yield_now` the same way).
+//!   deferred list, never the LIFO slot, and a local task to its thread's yielded list
+//!   (`local.rs`), not its local queue: it runs once the worker has nothing else, or after the
+//!   next fairness tick. So a task that wakes itself forever cannot starve the others, local
+//!   or not, and a yielder does not delay work that is ready (tokio defers `yield_now` the same
+//!   way).
 //! - A worker never parks with a task in its LIFO slot, deque, deferred list, inbox or its
 //!   thread's local queue.
 //! - Every task that enters a deque or a deferred list is announced with `notify_one`, unless its
@@ -314,6 +316,7 @@ impl Core {
             if self.flush_deferred(shared) {
                 self.announce_deque(shared);
             }
+            self.release_local_yielded();
             if let Some(runnable) = self.take_inbox(shared) {
                 self.lifo_polls = 0;
                 return Some(runnable);
@@ -339,7 +342,7 @@ impl Core {
         // the deque alone: at the fairness tick, its share comes first.
         let local_first = self.tick % 2 == 1;
         if local_first {
-            if let Some(runnable) = self.take_local::<true>(LocalHome::pop) {
+            if let Some(runnable) = self.take_local::<true>(LocalHome::pop_ready) {
                 return Some(runnable);
             }
         }
@@ -347,7 +350,7 @@ impl Core {
             return Some(runnable);
         }
         if !local_first {
-            if let Some(runnable) = self.take_local::<true>(LocalHome::pop) {
+            if let Some(runnable) = self.take_local::<true>(LocalHome::pop_ready) {
                 return Some(runnable);
             }
         }
@@ -360,14 +363,19 @@ impl Core {
             return Some(runnable);
         }
         // Nothing else to do: the yielded tasks' turn, after the reactor's. The first runs now;
-        // the others wait in the deque, where idle workers may take them.
-        if self.reactor_turn.wanted_before_deferred(self.deferred_filled) {
+        // the others wait in the deque, where idle workers may take them, and this thread's
+        // yielded local tasks in its local queue, for the next ticks.
+        let local_yielded = self.release_local_yielded();
+        if self.reactor_turn.wanted_before_deferred(self.deferred_filled || local_yielded) {
             return None;
         }
         if self.flush_deferred(shared) {
             let first = self.local.pop();
             self.announce_deque(shared);
             return first;
+        }
+        if local_yielded {
+            return self.take_local::<false>(LocalHome::pop_ready);
         }
         None
     }
@@ -416,7 +424,7 @@ impl Core {
         }
         let next = if self.lifo_polls < MAX_LIFO_POLLS { self.take_local::<false>(LocalHome::pop_next) } else { None };
         self.lifo_polls = if next.is_some() { self.lifo_polls + 1 } else { 0 };
-        let Some(runnable) = next.or_else(|| self.take_local::<false>(LocalHome::pop)) else {
+        let Some(runnable) = next.or_else(|| self.take_local::<false>(LocalHome::pop_ready)) else {
             end_turn(self);
             return None;
         };
@@ -504,8 +512,9 @@ impl Core {
         &self.counters
     }
 
-    /// A local task of this core's thread (`local.rs`), taken by `pop` (`LocalHome::pop`, the
-    /// oldest; `LocalHome::pop_next`, the one the thread scheduled last), if one is queued.
+    /// A local task of this core's thread (`local.rs`), taken by `pop` (`LocalHome::pop_ready`,
+    /// the oldest that did not yield; `LocalHome::pop_next`, the one the thread scheduled last),
+    /// if one is queued.
     /// Counted in this core's turn of local tasks, which it begins if none is under way. `HINT`:
     /// look at the queue's lengths (two loads) before the thread-local, worth it where the queue
     /// is often empty (a tick's look); a turn under way, where a task is nearly always queued,
@@ -520,6 +529,13 @@ impl Core {
         self.counters().local_runs.incr();
         self.local_turn = self.local_turn.checked_sub(1).unwrap_or(LOCAL_TURN - 1);
         Some(runnable)
+    }
+
+    /// Makes this core's thread's yielded local tasks ready again (`LocalHome::release_yielded`).
+    /// Returns whether there were any.
+    #[inline]
+    fn release_local_yielded(&self) -> bool {
+        self.home.as_ref().is_some_and(|home| home.release_yielded())
     }
 
     /// True if this core's thread owns local tasks (a home).
