@@ -3,6 +3,8 @@
 //! counts that each local task's future is polled only on its thread and dropped exactly once,
 //! there.
 
+mod common;
+
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
@@ -571,6 +573,47 @@ fn a_busy_local_task_does_not_starve_ordinary_tasks_nor_the_reverse() {
         (YIELDS / 2..=2 * YIELDS + 61).contains(&spinner),
         "the local spinner yielded {spinner} times while each of 4 ordinary tasks yielded {YIELDS} times"
     );
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "a timer starts async-io's reactor, whose timerfd_create miri does not implement")]
+fn a_local_task_yielding_forever_alone_lets_timers_fire_and_outside_spawns_run() {
+    // With nothing else ready, the worker runs its yielded local task again only after the
+    // reactor's turn (timers) and the injector (tasks spawned from outside), as for an
+    // ordinary task's yield: a 1-worker pool whose only local task yields forever still serves
+    // both.
+    common::with_timeout(local_yielder_alone_lets_timers_fire_and_outside_spawns_run);
+}
+
+fn local_yielder_alone_lets_timers_fire_and_outside_spawns_run() {
+    let pool = crew::Pool::builder().workers(1).takeover(false).build().unwrap();
+    let stop = Arc::new(AtomicUsize::new(0));
+    let yields = Arc::new(AtomicUsize::new(0));
+    let counts = Counts::default();
+    let (task_stop, task_yields, for_task) = (stop.clone(), yields.clone(), counts.clone());
+    let spinner = pool.spawn_pinned(move || async move {
+        let polls = Rc::new(Cell::new(0u64));
+        let counted = polls.clone();
+        crew::spawn_local(async move {
+            let _checked = for_task.checked(0);
+            while task_stop.load(Ordering::SeqCst) == 0 {
+                counted.set(counted.get() + 1);
+                task_yields.fetch_add(1, Ordering::SeqCst);
+                crew::yield_now().await;
+            }
+        })
+        .await;
+        polls.get()
+    });
+    common::wait_until("the local task runs", || yields.load(Ordering::SeqCst) > 0);
+    // A timer on the spinner's worker, and 100 tasks through the injector.
+    let slept = pool.spawn(async { crew::time::sleep(Duration::from_millis(5)).await });
+    let outside: Vec<_> = (0..100).map(|i| pool.spawn(async move { i })).collect();
+    pool.block_on(slept);
+    assert_eq!(outside.into_iter().map(|handle| pool.block_on(handle)).sum::<i32>(), 4950);
+    stop.store(1, Ordering::SeqCst);
+    assert!(pool.block_on(spinner) > 0);
+    counts.assert(1);
 }
 
 #[test]
