@@ -67,7 +67,8 @@ pub(crate) struct LocalHome {
     remote: Mutex<VecDeque<Runnable>>,
     /// `remote`'s length, written under its lock: read without it by the owner's pops.
     remote_len: AtomicUsize,
-    /// [`Here::own`]'s length, written by the owner: for its picks' hint and the metrics.
+    /// The tasks in [`Here::own`], [`Here::next`] and [`Here::yielded`] ([`Here::queued`]),
+    /// written by the owner: for its picks' hint and the metrics.
     own_len: AtomicUsize,
     /// The core this thread runs now, [`NO_CORE`] if none: where a wake from another thread
     /// goes. Set only by the owner.
@@ -99,10 +100,11 @@ struct Here {
     /// from a worker's LIFO slot: a chain of local tasks waking each other runs with its data
     /// in cache, one tick per chain link of that length. The previous one goes to `own`'s back.
     next: Cell<Option<Runnable>>,
-    /// Tasks that woke themselves while they ran (a yield), in the order they did: behind every
-    /// other queued task. A worker's picks take them only at its fairness tick and once it has
-    /// nothing else ([`LocalHome::release_yielded`]), as they take its deferred list; `block_on`'s
-    /// loop and a former worker's take them after the others ([`Here::pop`]).
+    /// Tasks that woke themselves while they ran (a yield), in the order they did. A worker's
+    /// picks move them to `own`'s back only at its fairness tick and once it has nothing else
+    /// ([`LocalHome::release_yielded`]), as they move its deferred list to its deque;
+    /// `block_on`'s loop and a former worker's take them once `own`, `remote` and `next` are
+    /// empty ([`Here::pop`]).
     yielded: RefCell<VecDeque<Runnable>>,
     /// Tasks in `own`, `next` and `yielded` (published in [`LocalHome::own_len`]).
     queued: Cell<usize>,
@@ -218,8 +220,8 @@ impl Here {
         Some(runnable)
     }
 
-    /// Counts `change` more tasks in `own` and `next`, and publishes the count for the picks'
-    /// hint and the metrics.
+    /// Counts `change` more tasks in `own`, `next` and `yielded`, and publishes the count for the
+    /// picks' hint and the metrics.
     #[inline]
     fn note_queued(&self, change: isize) {
         let queued = self.queued.get().wrapping_add_signed(change);
@@ -303,6 +305,11 @@ impl LocalHome {
     #[inline]
     pub(super) fn pop_ready(&self) -> Option<Runnable> {
         HERE.try_with(|here| here.get().and_then(Here::pop_ready)).ok().flatten()
+    }
+
+    /// Whether a yielded task waits (see [`Here::yielded`]). Called by the owner.
+    pub(super) fn has_yielded(&self) -> bool {
+        HERE.try_with(|here| here.get().is_some_and(|here| !here.yielded.borrow().is_empty())).unwrap_or(false)
     }
 
     /// Moves the yielded tasks to the back of the queue, in the order they yielded: a worker's

@@ -365,16 +365,17 @@ impl Core {
         // Nothing else to do: the yielded tasks' turn, after the reactor's. The first runs now;
         // the others wait in the deque, where idle workers may take them, and this thread's
         // yielded local tasks in its local queue, for the next ticks.
-        let local_yielded = self.release_local_yielded();
+        let local_yielded = self.home.as_ref().is_some_and(|home| home.has_yielded());
         if self.reactor_turn.wanted_before_deferred(self.deferred_filled || local_yielded) {
             return None;
         }
+        let local_released = local_yielded && self.release_local_yielded();
         if self.flush_deferred(shared) {
             let first = self.local.pop();
             self.announce_deque(shared);
             return first;
         }
-        if local_yielded {
+        if local_released {
             return self.take_local::<false>(LocalHome::pop_ready);
         }
         None
