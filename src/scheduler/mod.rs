@@ -48,8 +48,8 @@
 //!   an ordinary task's does), and, inside the reactor, lets the reactor turn without blocking
 //!   (`reactor.rs`; at the latest every `MAX_POLLS_PER_TURN` = 244 polls). It also lets the
 //!   reactor turn before it runs deferred tasks, if its last such turn was `REACTOR_TURN_GAP`
-//!   (250 µs) ago or more (`reactor_turn.rs`). A parked watcher looks at a busy owner's LIFO slot every
-//!   `WATCH_INTERVAL` (250 µs, `watch.rs`).
+//!   (250 µs) ago or more (`reactor_turn.rs`). A parked watcher looks at a busy owner's LIFO
+//!   slot every `WATCH_INTERVAL` (250 µs, `watch.rs`).
 //! - **A stuck poll holds up only itself** (`progress.rs`, `watch.rs`, `monitor.rs`). Each
 //!   worker marks the start and end of every poll in its progress word; a word that shows one
 //!   poll across an interval is a stuck worker. A parked watcher rescues its LIFO task after
