@@ -42,10 +42,15 @@ pub fn with_timeout_of<T: Send + 'static>(limit: Duration, body: impl FnOnce() -
 
 /// Spins (sleeping 1 ms between checks) until `condition` holds; panics naming `what` after
 /// [`HANG_TIMEOUT`]. For states reached asynchronously, such as a future dropped on a worker.
-pub fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+pub fn wait_until(what: &str, condition: impl FnMut() -> bool) {
+    wait_until_within(HANG_TIMEOUT, what, condition)
+}
+
+/// [`wait_until`] with an explicit limit.
+pub fn wait_until_within(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
     let start = Instant::now();
     while !condition() {
-        assert!(start.elapsed() < HANG_TIMEOUT, "still waiting after {HANG_TIMEOUT:?} for: {what}");
+        assert!(start.elapsed() < limit, "still waiting after {limit:?} for: {what}");
         thread::sleep(Duration::from_millis(1));
     }
 }
