@@ -753,3 +753,148 @@ fn the_dump_shows_a_local_task_in_its_threads_queue() {
     release_tx.send(()).unwrap();
     crew::block_on(blocker);
 }
+
+/// `future`, counting its polls in `polls`.
+fn count_polls<F: Future>(polls: Arc<AtomicUsize>, future: F) -> impl Future<Output = F::Output> {
+    let mut future = Box::pin(future);
+    std::future::poll_fn(move |cx| {
+        polls.fetch_add(1, Ordering::SeqCst);
+        future.as_mut().poll(cx)
+    })
+}
+
+/// Local tasks spawned at once by one pinned task: fewer than a turn (61), so that the worker
+/// runs them, and the pinned task, in one turn.
+const TURN_TASKS: usize = 40;
+
+#[test]
+fn the_metrics_count_every_local_poll_of_a_turn() {
+    // The worker runs a turn's local tasks after the first one by one, outside its context
+    // (`local_turn.rs`): each of those polls still counts in `local_runs`, exactly.
+    for &workers in WORKERS {
+        let pool = pool(workers);
+        let counts = Counts::default();
+        let polls = Arc::new(AtomicUsize::new(0));
+        let (for_tasks, for_parent) = (counts.clone(), polls.clone());
+        let owner = pool.block_on(pool.spawn_pinned(move || {
+            count_polls(for_parent.clone(), async move {
+                let me = thread::current().id();
+                let handles: Vec<_> = (0..TURN_TASKS)
+                    .map(|i| crew::spawn_local(count_polls(for_parent.clone(), for_tasks.checked(i % 4))))
+                    .collect();
+                for handle in handles {
+                    assert_eq!(handle.await, me);
+                }
+                me
+            })
+        }));
+        counts.assert(TURN_TASKS);
+        assert_ne!(owner, thread::current().id());
+        let expected = polls.load(Ordering::SeqCst) as u64;
+        assert!(expected > 2 * TURN_TASKS as u64, "{expected} local polls");
+        // The turn adds its count when it ends, after the last poll's wake reached this thread.
+        common::wait_until("the worker counts every local poll it ran", || {
+            let counted = pool.metrics().total.local_runs;
+            assert!(counted <= expected, "{workers} workers: {counted} local runs counted, {expected} polls");
+            counted == expected
+        });
+    }
+}
+
+#[test]
+fn block_in_place_in_the_middle_of_a_turn_keeps_the_rest_on_its_thread() {
+    // A local task in the middle of a turn hands the core off (`block_in_place`): the turn stops
+    // there, every local task still runs on its thread (after the poll, with no core), and the
+    // core's count of local polls ends with the blocking one.
+    for &workers in WORKERS {
+        let pool = pool(workers);
+        let counts = Counts::default();
+        let polls = Arc::new(AtomicUsize::new(0));
+        let at_hand_off = Arc::new(AtomicUsize::new(0));
+        let (for_tasks, for_parent, for_blocker) = (counts.clone(), polls.clone(), at_hand_off.clone());
+        let owner = pool.block_on(pool.spawn_pinned(move || {
+            count_polls(for_parent.clone(), async move {
+                let me = thread::current().id();
+                let handles: Vec<_> = (0..TURN_TASKS)
+                    .map(|i| {
+                        if i == TURN_TASKS / 2 {
+                            let (polls, at_hand_off) = (for_parent.clone(), for_blocker.clone());
+                            let rc = Rc::new(());
+                            crew::spawn_local(count_polls(for_parent.clone(), async move {
+                                at_hand_off.store(polls.load(Ordering::SeqCst), Ordering::SeqCst);
+                                crew::block_in_place(|| drop(rc));
+                                thread::current().id()
+                            }))
+                        } else {
+                            crew::spawn_local(count_polls(for_parent.clone(), for_tasks.checked(2)))
+                        }
+                    })
+                    .collect();
+                for handle in handles {
+                    assert_eq!(handle.await, me);
+                }
+                me
+            })
+        }));
+        counts.assert(TURN_TASKS - 1);
+        assert_ne!(owner, thread::current().id());
+        let at_hand_off = at_hand_off.load(Ordering::SeqCst) as u64;
+        assert!(at_hand_off > 1 && at_hand_off < polls.load(Ordering::SeqCst) as u64);
+        // Every local poll after the hand-off ran on the thread with no core: none counted.
+        assert_eq!(pool.metrics().total.local_runs, at_hand_off, "{workers} workers");
+        // The core went on on a fresh thread.
+        assert_eq!(pool.block_on(pool.spawn(async { 5 })), 5);
+    }
+}
+
+#[test]
+fn a_local_task_stuck_in_the_middle_of_a_turn_loses_the_core_and_keeps_the_others() {
+    // The monitor takes the core over while a local task in the middle of a turn is stuck:
+    // ordinary tasks go on on the thread that took over; once the poll returns, the turn stops
+    // there (the core's count of local polls ends with the stuck one), the thread gives the core
+    // up and runs the rest of its local tasks itself.
+    let pool = crew::Pool::builder().workers(1).takeover_after(Duration::from_millis(20)).build().unwrap();
+    let counts = Counts::default();
+    let polls = Arc::new(AtomicUsize::new(0));
+    let at_stuck = Arc::new(AtomicUsize::new(0));
+    let (for_tasks, for_parent, for_stuck) = (counts.clone(), polls.clone(), at_stuck.clone());
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (stuck_tx, stuck_rx) = mpsc::channel();
+    let handle = pool.spawn_pinned(move || {
+        count_polls(for_parent.clone(), async move {
+            let me = thread::current().id();
+            let mut stuck = Some((stuck_tx, release_rx));
+            let handles: Vec<_> = (0..TURN_TASKS)
+                .map(|i| match stuck.take_if(|_| i == TURN_TASKS / 2) {
+                    Some((stuck_tx, release_rx)) => {
+                        let (polls, at_stuck) = (for_parent.clone(), for_stuck.clone());
+                        crew::spawn_local(count_polls(for_parent.clone(), async move {
+                            let _not_send = Rc::new(());
+                            at_stuck.store(polls.load(Ordering::SeqCst), Ordering::SeqCst);
+                            stuck_tx.send(()).unwrap();
+                            release_rx.recv().unwrap();
+                            thread::current().id()
+                        }))
+                    }
+                    None => crew::spawn_local(count_polls(for_parent.clone(), for_tasks.checked(2))),
+                })
+                .collect();
+            for handle in handles {
+                assert_eq!(handle.await, me);
+            }
+            me
+        })
+    });
+    stuck_rx.recv().unwrap();
+    assert_eq!(pool.block_on(pool.spawn(async { 1 })), 1, "ordinary tasks run while the local task is stuck");
+    let taker = pool.block_on(pool.spawn(async { thread::current().id() }));
+    release_tx.send(()).unwrap();
+    let owner = pool.block_on(handle);
+    assert_ne!(owner, taker, "the thread that took over does not run the stuck thread's local tasks");
+    counts.assert(TURN_TASKS - 1);
+    let metrics = pool.metrics();
+    assert!(metrics.total.takeovers >= 1);
+    let at_stuck = at_stuck.load(Ordering::SeqCst) as u64;
+    assert!(at_stuck > 1 && at_stuck < polls.load(Ordering::SeqCst) as u64);
+    assert_eq!(metrics.total.local_runs, at_stuck, "local polls counted on the core, up to the stuck one");
+}

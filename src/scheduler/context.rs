@@ -125,6 +125,12 @@ pub(super) fn with_core<R>(f: impl FnOnce(&Arc<Shared>, &mut Core) -> R) -> Opti
     with_current(|current| Some(f(&current.shared, current.core.as_mut()?)))
 }
 
+/// Whether this thread still runs a core: a task's poll may have handed it to another thread.
+#[inline]
+pub(super) fn owns_core() -> bool {
+    with_current(|current| current.core.as_ref().map(|_| ())).is_some()
+}
+
 /// Puts `runnable` into the current thread's core, if this thread runs a worker of `shared`'s
 /// pool. `Err(runnable)` if it belongs in the injector.
 #[inline]
@@ -250,8 +256,10 @@ pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
     let Some((shared, mut core)) = with_current(|current| Some((current.shared.clone(), current.core.take()?))) else {
         return Ok(());
     };
-    // This thread's poll goes on without a core: its record on the core ends here, and its
-    // local tasks stay with it (run inside its `block_on`, or after its poll, `local.rs`).
+    // This thread's poll goes on without a core: its record on the core ends here (its number
+    // from the word, in case a turn of local tasks moved it on, `local_turn.rs`), and its local
+    // tasks stay with it (run inside its `block_on`, or after its poll, `local.rs`).
+    core.sync_polls();
     let _ = core.finish_poll();
     core.detach_home();
     if core.taken_over {

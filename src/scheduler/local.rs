@@ -157,6 +157,39 @@ pub(super) fn this_thread_home() -> Option<Arc<LocalHome>> {
     HERE.try_with(|here| here.get().map(|here| here.home.clone())).ok().flatten()
 }
 
+/// This thread's local queue, popped without a thread-local lookup per pop: for a worker's turn
+/// of local tasks (`local_turn.rs`).
+pub(super) struct Queue<'a>(&'a Here);
+
+impl Queue<'_> {
+    /// As [`LocalHome::pop_next`].
+    #[inline]
+    pub(super) fn pop_next(&self) -> Option<Runnable> {
+        self.0.pop_next()
+    }
+
+    /// As [`LocalHome::pop_ready`].
+    #[inline]
+    pub(super) fn pop_ready(&self) -> Option<Runnable> {
+        self.0.pop_ready()
+    }
+
+    /// Whether this thread runs a core (the home's `core`, which the thread sets and clears as
+    /// it takes a core and gives it up, hand-offs included).
+    #[inline]
+    pub(super) fn runs_core(&self) -> bool {
+        // Relaxed: written by this thread only.
+        self.0.home.core.load(Ordering::Relaxed) != NO_CORE
+    }
+}
+
+/// Runs `f` on this thread's local queue; `None` if the thread has no home (or while its
+/// thread-locals are being destroyed).
+#[inline]
+pub(super) fn with_queue<R>(f: impl FnOnce(Queue<'_>) -> R) -> Option<R> {
+    HERE.try_with(|here| here.get().map(|here| f(Queue(here)))).ok().flatten()
+}
+
 impl Here {
     fn new() -> Here {
         let parker = Parker::new();

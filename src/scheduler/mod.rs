@@ -40,13 +40,14 @@
 //!   turns: the local tasks first on odd ticks; a local task taken begins a turn), injector,
 //!   inbox, deferred list and yielded local tasks, then search (`search.rs`), then park. This
 //!   list and the cadence below are the one statement of them; README and `docs/` link here.
-//! - **Cadence.** A *tick* is one pick: a run of LIFO tasks counts as one, as in tokio, and a
-//!   turn of local tasks one per `MAX_LIFO_POLLS + 1` tasks, ending before the fairness tick. Every
+//! - **Cadence.** A *tick* is one pick: a run of LIFO tasks counts as one, as in tokio, and so
+//!   does a turn of local tasks, as tokio counts a `LocalSet`'s poll (up to 61 local tasks) as
+//!   one (the worker runs a turn's tasks after the first one by one, `local_turn.rs`). Every
 //!   `GLOBAL_QUEUE_INTERVAL` = 61 ticks a worker takes up to `MAX_INTERVAL_BATCH` tasks from the
 //!   injector before its own queue, moves its deferred list to the back of its deque (and its
 //!   thread's yielded local tasks to the back of its local queue: a local task's yield waits as
 //!   an ordinary task's does), and, inside the reactor, lets the reactor turn without blocking
-//!   (`reactor.rs`; at the latest every `MAX_POLLS_PER_TURN` = 244 polls). It also lets the
+//!   (`reactor.rs`; at the latest every `MAX_POLLS_PER_TURN` = 61 × 61 polls). It also lets the
 //!   reactor turn before it runs deferred tasks, if its last such turn was `REACTOR_TURN_GAP`
 //!   (250 µs) ago or more (`reactor_turn.rs`). A parked watcher looks at a busy owner's LIFO
 //!   slot every `WATCH_INTERVAL` (250 µs, `watch.rs`).
@@ -86,12 +87,14 @@
 //! | `snapshot.rs` | reading those counters into a `Metrics` snapshot |
 //! | `dump.rs` | the task dump: the registry's recorded tasks and their states |
 //! | `local.rs` | local (`!Send`) tasks: a thread's own queue, its wakes, `block_on`'s and a former worker's loops |
+//! | `local_turn.rs` | a worker's turn of local tasks, run outside the context's borrow |
 //! | `pinned.rs` | `spawn_pinned`'s placement: the least loaded core, its inbox |
 
 mod context;
 mod counters;
 mod dump;
 mod local;
+mod local_turn;
 #[cfg(loom)]
 pub mod loom_hook;
 mod monitor;

@@ -102,6 +102,14 @@ impl Progress {
         ProgressSnapshot(word | (self.flags.load(Ordering::Acquire) & MARKS))
     }
 
+    /// How many polls the owner began since its poll number `polls`, as its word says (a turn
+    /// of local tasks begins polls without the core's count, `local_turn.rs`). Called by the
+    /// owner.
+    pub(super) fn polls_since(&self, polls: usize) -> usize {
+        // Relaxed: the owner reads its own last store. The word wraps at 2^61 polls.
+        (self.word.load(Ordering::Relaxed) / ONE_POLL).wrapping_sub(polls) & (usize::MAX / ONE_POLL)
+    }
+
     /// Called by the owner right before its poll number `polls` (counted by the owner).
     #[inline]
     pub(super) fn begin_poll(&self, polls: usize) {

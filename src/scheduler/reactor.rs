@@ -23,15 +23,16 @@ use std::task::{Context, Poll};
 use crate::task::Runnable;
 
 use super::context;
+use super::local_turn::LocalTurn;
 use super::shared::Shared;
 use super::sleep::Sleepers;
-use super::worker::{run_task, Core, GLOBAL_QUEUE_INTERVAL, MAX_LIFO_POLLS};
+use super::worker::{run_task, Core, GLOBAL_QUEUE_INTERVAL, MAX_TASKS_PER_TICK};
 use crate::sync::EventListener;
 
 /// The most tasks the loop runs between two turns of the reactor: a turn is due every
-/// `GLOBAL_QUEUE_INTERVAL` ticks, and a tick runs at most `MAX_LIFO_POLLS + 1` tasks (see
+/// `GLOBAL_QUEUE_INTERVAL` ticks, and a tick runs at most `MAX_TASKS_PER_TICK` tasks (see
 /// `reactor_turn.rs`). Only a backstop: the tick count ends the run first.
-const MAX_POLLS_PER_TURN: u32 = GLOBAL_QUEUE_INTERVAL * (MAX_LIFO_POLLS + 1);
+const MAX_POLLS_PER_TURN: u32 = GLOBAL_QUEUE_INTERVAL * MAX_TASKS_PER_TICK;
 
 /// Runs the worker loop inside the reactor until shutdown, or until the core went to another
 /// thread.
@@ -77,16 +78,29 @@ impl Future for WorkerLoop<'_> {
                         Some(runnable) => Poll::Ready(Some(runnable)),
                         None => core.poll_next_task(shared, park, cx),
                     };
-                    if let Poll::Ready(Some(runnable)) = &next {
-                        core.begin_poll(shared, runnable);
-                    }
-                    Ok(next)
+                    Ok(next.map(|next| {
+                        next.map(|runnable| {
+                            core.begin_poll(shared, &runnable);
+                            (runnable, core.local_turn_goes_on())
+                        })
+                    }))
                 }
             });
             match step {
-                Some(Ok(Poll::Ready(Some(runnable)))) => {
+                Some(Ok(Poll::Ready(Some((runnable, turn))))) => {
                     run_task(runnable);
                     ran += 1;
+                    // The rest of a turn of local tasks (`local_turn.rs`), within the backstop.
+                    if turn {
+                        let (more, flagged) = LocalTurn::run_rest(shared, MAX_POLLS_PER_TURN - ran);
+                        ran += more;
+                        if let Some(flagged) = flagged {
+                            shared.report_returned(flagged.index);
+                            if flagged.taken {
+                                return Poll::Ready(());
+                            }
+                        }
+                    }
                 }
                 Some(Ok(Poll::Pending)) => return Poll::Pending,
                 // Shutdown.
@@ -243,7 +257,7 @@ mod tests {
     #[test]
     fn the_reactor_turns_every_interval_of_ticks_and_a_chain_of_wakes_ticks_once_per_run() {
         let interval = super::GLOBAL_QUEUE_INTERVAL as usize;
-        let run = super::MAX_LIFO_POLLS as usize + 1;
+        let run = crate::scheduler::worker::MAX_LIFO_POLLS as usize + 1;
         // Intervals to go through: one under miri, which runs about a thousand times slower.
         let n = if cfg!(miri) { 1 } else { 3 };
         assert_eq!(periodic_turns(true, false, n * interval), n, "one turn per interval of tasks from the deque");

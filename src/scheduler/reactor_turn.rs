@@ -5,8 +5,10 @@
 //! - A worker in the reactor lets it turn once every `GLOBAL_QUEUE_INTERVAL` *ticks* (the
 //!   fairness tick of `worker.rs`), not every that many polls: a task run from the LIFO slot
 //!   continues its waker's tick, so a chain of wakes between two tasks (message passing) turns
-//!   the reactor once per up to `(MAX_LIFO_POLLS + 1) * GLOBAL_QUEUE_INTERVAL` polls, as tokio
-//!   polls its driver every `event_interval` ticks. A turn through `async_io::block_on` costs
+//!   the reactor once per up to `(MAX_LIFO_POLLS + 1) * GLOBAL_QUEUE_INTERVAL` polls, and a turn
+//!   of local tasks counts one tick, so a stream of them turns it once per up to
+//!   `LOCAL_TURN * GLOBAL_QUEUE_INTERVAL` polls, as tokio polls its driver every `event_interval`
+//!   ticks and counts a `LocalSet`'s poll (up to 61 local tasks) as one. A turn through `async_io::block_on` costs
 //!   five syscalls (polling's timer re-arm, `epoll_ctl` twice, `epoll_wait`, the eventfd read).
 //! - Before a worker in the reactor runs its deferred tasks for want of other work, it lets the
 //!   reactor turn once without blocking, at most once per [`REACTOR_TURN_GAP`], so that tasks

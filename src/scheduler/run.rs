@@ -24,6 +24,7 @@
 use std::io;
 
 use super::context;
+use super::local_turn::LocalTurn;
 use super::shared::{PoolKind, Shared};
 use super::worker::{run_task, Core};
 use crate::config::{BuildError, Config};
@@ -71,16 +72,27 @@ fn blocking_loop(shared: &Shared) {
             Some(flagged) => Err(flagged),
             None => {
                 let next = core.next_quick(shared).or_else(|| core.next_task(shared));
-                if let Some(runnable) = &next {
-                    core.begin_poll(shared, runnable);
-                }
-                Ok(next)
+                Ok(next.map(|runnable| {
+                    core.begin_poll(shared, &runnable);
+                    (runnable, core.local_turn_goes_on())
+                }))
             }
         });
         match step {
             // Shutdown.
             Some(Ok(None)) => return,
-            Some(Ok(Some(runnable))) => run_task(runnable),
+            Some(Ok(Some((runnable, turn)))) => {
+                run_task(runnable);
+                // The rest of a turn of local tasks (`local_turn.rs`).
+                if turn {
+                    if let (_, Some(flagged)) = LocalTurn::run_rest(shared, u32::MAX) {
+                        shared.report_returned(flagged.index);
+                        if flagged.taken {
+                            return;
+                        }
+                    }
+                }
+            }
             Some(Err(flagged)) => {
                 shared.report_returned(flagged.index);
                 if flagged.taken {

@@ -10,7 +10,8 @@
 //!   another.
 //! - Order of picking: the rest of a turn of local tasks (`next_in_local_turn`: once the worker
 //!   took one of its thread's local tasks, up to [`LOCAL_TURN`] in a row while any is queued,
-//!   the one this thread woke last first, at most [`MAX_LIFO_POLLS`] times in a row); else the
+//!   the one this thread woke last first, at most [`MAX_LIFO_POLLS`] times in a row; one tick in
+//!   all, its tasks after the first run by the loop outside the context, `local_turn.rs`); else the
 //!   LIFO slot, at most [`MAX_LIFO_POLLS`] times in a row, without a tick (a task run from it
 //!   continues its waker's tick, as in tokio); then, one tick: every
 //!   [`GLOBAL_QUEUE_INTERVAL`] ticks the deferred list moves to the back of the deque (and the
@@ -40,6 +41,7 @@ use crate::task::{Activity, Runnable, TaskInfo};
 use super::counters::CoreCounters;
 use super::dump::record_queued;
 use super::local::LocalHome;
+use super::local_turn::LocalTurn;
 use super::rand::FastRand;
 use super::reactor_turn::ReactorTurn;
 use super::remote::Remote;
@@ -61,6 +63,12 @@ pub(super) const MAX_LIFO_POLLS: u32 = 3;
 /// before its other queues get a turn: `block_on`'s batch between two looks at its own future,
 /// as tokio's `LocalSet` runs at most this many per poll of its own.
 pub(super) const LOCAL_TURN: u32 = super::local::DRIVE_BATCH as u32;
+
+/// The most tasks one tick runs: a chain of wakes (`MAX_LIFO_POLLS + 1`), or a turn of local
+/// tasks (`LOCAL_TURN`), whichever is longer.
+#[cfg_attr(loom, allow(dead_code))] // the reactor loop's backstop; loom builds have no reactor loop
+pub(super) const MAX_TASKS_PER_TICK: u32 =
+    if LOCAL_TURN > MAX_LIFO_POLLS + 1 { LOCAL_TURN } else { MAX_LIFO_POLLS + 1 };
 
 /// One worker's local state; owned by the thread running its loop.
 ///
@@ -84,10 +92,8 @@ pub(super) struct Core {
     /// thief may have taken them since): saves a lock per pick when nothing was deferred.
     deferred_filled: bool,
     pub(super) local: Worker<Runnable>,
-    lifo_polls: u32,
-    /// Local tasks this core may still take before its other queues get a turn (a turn of
-    /// local tasks began when it took one; see `next_in_local_turn`).
-    local_turn: u32,
+    /// How far the chain of wakes or the turn of local tasks under way went.
+    turn: TurnCounts,
     tick: u32,
     /// Ticks left until the next fairness tick (`GLOBAL_QUEUE_INTERVAL` apart): a countdown, so
     /// that the per-task path does no division.
@@ -144,6 +150,58 @@ pub(super) enum Pushed {
     OwnParkedCore(usize),
 }
 
+/// How far a core went in the chain of wakes or the turn of local tasks under way (see the
+/// module docs). A turn of local tasks run outside the context's borrow (`local_turn.rs`) takes
+/// a copy, moves it as the core's picks would, and writes it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct TurnCounts {
+    /// Tasks taken in a row from the LIFO slot (in a turn of local tasks, the thread's task
+    /// scheduled last).
+    lifo_polls: u32,
+    /// Local tasks this core may still take before its other queues get a turn (a turn of
+    /// local tasks began when it took one; see `Core::next_in_local_turn`).
+    local_turn: u32,
+}
+
+impl TurnCounts {
+    /// True while a turn of local tasks is under way.
+    #[inline]
+    pub(super) fn in_local_turn(&self) -> bool {
+        self.local_turn > 0
+    }
+
+    /// The next task of the turn of local tasks under way (see `Core::next_in_local_turn`):
+    /// `pop_next`'s (the task the thread scheduled last) at most `MAX_LIFO_POLLS` times in a
+    /// row, else `pop_ready`'s (the oldest). `None` once the turn ended: its tasks were taken,
+    /// or none is queued.
+    #[inline]
+    pub(super) fn next_local(
+        &mut self,
+        pop_next: impl FnOnce() -> Option<Runnable>,
+        pop_ready: impl FnOnce() -> Option<Runnable>,
+    ) -> Option<Runnable> {
+        debug_assert!(self.in_local_turn(), "a turn of local tasks is under way");
+        let next = if self.lifo_polls < MAX_LIFO_POLLS { pop_next() } else { None };
+        self.lifo_polls = if next.is_some() { self.lifo_polls + 1 } else { 0 };
+        let Some(runnable) = next.or_else(pop_ready) else {
+            self.end_local_turn();
+            return None;
+        };
+        self.local_turn -= 1;
+        if self.local_turn == 0 {
+            // The turn's last task.
+            self.end_local_turn();
+        }
+        Some(runnable)
+    }
+
+    fn end_local_turn(&mut self) {
+        self.local_turn = 0;
+        // The LIFO slot's task, woken during the turn, goes first.
+        self.lifo_polls = 0;
+    }
+}
+
 impl Core {
     /// Core `index` of a pool whose loops run inside the reactor if `in_reactor`; `remote` and
     /// `counters` are the pool's for that index.
@@ -162,8 +220,7 @@ impl Core {
             lifo_filled: false,
             deferred_filled: false,
             local,
-            lifo_polls: 0,
-            local_turn: 0,
+            turn: TurnCounts { lifo_polls: 0, local_turn: 0 },
             tick: 0,
             until_interval: GLOBAL_QUEUE_INTERVAL,
             searching: false,
@@ -218,6 +275,44 @@ impl Core {
         Some(Flagged { index: self.index, taken: seen.taken() })
     }
 
+    /// Once the loop began the poll of a task it took: whether a turn of local tasks is under
+    /// way, whose rest the loop runs outside the context's borrow once that poll returned
+    /// (`local_turn.rs`). Never in a pool with poll hooks, whose polls all go through
+    /// `begin_poll` and `finish_poll`.
+    #[inline]
+    pub(super) fn local_turn_goes_on(&self) -> bool {
+        self.turn.in_local_turn() && !self.poll_hooks
+    }
+
+    /// The rest of the turn of local tasks under way (see `local_turn_goes_on`).
+    pub(super) fn local_turn_rest(&self) -> LocalTurn {
+        LocalTurn::new(self.index, self.polls, self.turn)
+    }
+
+    /// A turn of local tasks run outside the borrow ended (`local_turn.rs`), its last poll ended
+    /// too: the count of polls begun, the picks' counts, the local tasks it ran after the first
+    /// (which the pick counted), and whether the monitor flagged the last poll (`taken_over` as
+    /// `finish_poll` sets it).
+    pub(super) fn end_local_run(&mut self, polls: usize, turn: TurnCounts, ran: u32, flagged: Option<Flagged>) {
+        self.polls = polls;
+        self.polling = false;
+        self.turn = turn;
+        self.counters().local_runs.add(u64::from(ran));
+        if let Some(flagged) = flagged {
+            self.taken_over = flagged.taken;
+        }
+    }
+
+    /// Takes the count of polls begun from the progress word, which a turn of local tasks run
+    /// outside the context's borrow moves on without the core (`local_turn.rs`), counting each
+    /// of those polls as a local task run: before a poll's end that another path records (a
+    /// hand-off during such a turn).
+    pub(super) fn sync_polls(&mut self) {
+        let begun = self.remote.progress.polls_since(self.polls);
+        self.polls = self.polls.wrapping_add(begun);
+        self.counters().local_runs.add(begun as u64);
+    }
+
     /// `begin_poll`'s part in a pool with a slow-poll hook (the poll's record, which the monitor
     /// reads) or task records (the task dump), out of the common path.
     #[cold]
@@ -249,8 +344,8 @@ impl Core {
     pub(super) fn reset_as_spare(&mut self) {
         self.lifo_filled = false;
         self.deferred_filled = false;
-        self.lifo_polls = 0;
-        self.local_turn = 0;
+        self.turn.lifo_polls = 0;
+        self.turn.local_turn = 0;
         self.searching = false;
         self.parked = false;
         self.watch = None;
@@ -318,11 +413,11 @@ impl Core {
             }
             self.release_local_yielded();
             if let Some(runnable) = self.take_inbox(shared) {
-                self.lifo_polls = 0;
+                self.turn.lifo_polls = 0;
                 return Some(runnable);
             }
             if let Some(runnable) = self.injector_batch(shared) {
-                self.lifo_polls = 0;
+                self.turn.lifo_polls = 0;
                 return Some(runnable);
             }
         }
@@ -336,7 +431,7 @@ impl Core {
                 self.notify_one(shared);
             }
         }
-        self.lifo_polls = 0;
+        self.turn.lifo_polls = 0;
         // This thread's local tasks and the deque take turns, a tick each, while both have
         // tasks: neither can keep the other waiting. The injector comes after both, as after
         // the deque alone: at the fairness tick, its share comes first.
@@ -388,16 +483,16 @@ impl Core {
     /// tick per `MAX_LIFO_POLLS + 1` tasks, not one per task. The first step of `next_local`.
     #[inline]
     fn next_in_chain(&mut self) -> Option<Runnable> {
-        if self.local_turn > 0 {
+        if self.turn.local_turn > 0 {
             if let Some(runnable) = self.next_in_local_turn() {
                 return Some(runnable);
             }
         }
-        if self.lifo_polls >= MAX_LIFO_POLLS {
+        if self.turn.lifo_polls >= MAX_LIFO_POLLS {
             return None;
         }
         let runnable = self.take_lifo()?;
-        self.lifo_polls += 1;
+        self.turn.lifo_polls += 1;
         self.counters().lifo_runs.incr();
         Some(runnable)
     }
@@ -407,37 +502,23 @@ impl Core {
     /// the oldest) before anything else, up to [`LOCAL_TURN`] in all, while any is queued. So a
     /// local task that wakes an ordinary one (a handle's awaiter, say) does not hand the worker
     /// back and forth at every wake: the awaiter, in the LIFO slot, runs once the turn ends, as
-    /// `block_on` polls its future once per batch. The turn counts a tick per
-    /// `MAX_LIFO_POLLS + 1` tasks, as a chain of wakes does, and ends before the fairness tick,
-    /// which `next_local` then takes.
+    /// `block_on` polls its future once per batch. The whole turn counts one tick, the tick of
+    /// the pick that began it, as tokio counts a `LocalSet`'s poll (up to 61 local tasks) as
+    /// one; the loop runs its tasks after the first outside the context's borrow
+    /// (`local_turn.rs`).
     #[inline]
     fn next_in_local_turn(&mut self) -> Option<Runnable> {
-        let end_turn = |core: &mut Core| {
-            core.local_turn = 0;
-            // The LIFO slot's task, woken during the turn, goes first.
-            core.lifo_polls = 0;
+        let next = match &self.home {
+            Some(home) => self.turn.next_local(|| home.pop_next(), || home.pop_ready()),
+            None => {
+                self.turn.end_local_turn();
+                None
+            }
         };
-        // One tick per `MAX_LIFO_POLLS + 1` tasks, as a chain of wakes counts.
-        let ticks = self.local_turn % (MAX_LIFO_POLLS + 1) == 0;
-        if ticks && self.until_interval == 1 {
-            end_turn(self);
-            return None;
+        if next.is_some() {
+            self.counters().local_runs.incr();
         }
-        let next = if self.lifo_polls < MAX_LIFO_POLLS { self.take_local::<false>(LocalHome::pop_next) } else { None };
-        self.lifo_polls = if next.is_some() { self.lifo_polls + 1 } else { 0 };
-        let Some(runnable) = next.or_else(|| self.take_local::<false>(LocalHome::pop_ready)) else {
-            end_turn(self);
-            return None;
-        };
-        if ticks {
-            self.tick = self.tick.wrapping_add(1);
-            self.until_interval -= 1;
-        }
-        if self.local_turn == 0 {
-            // The turn's last task.
-            end_turn(self);
-        }
-        Some(runnable)
+        next
     }
 
     /// The loops' first try at their next task, the common case of a busy worker: the next link
@@ -528,7 +609,7 @@ impl Core {
         }
         let runnable = pop(home)?;
         self.counters().local_runs.incr();
-        self.local_turn = self.local_turn.checked_sub(1).unwrap_or(LOCAL_TURN - 1);
+        self.turn.local_turn = self.turn.local_turn.checked_sub(1).unwrap_or(LOCAL_TURN - 1);
         Some(runnable)
     }
 
