@@ -79,15 +79,33 @@ macro_rules! local_pairs {
     }};
 }
 
+/// `spawn_join_100k`'s shape, smaller: local tasks, each holding an `Rc` of its number, spawned
+/// with `$spawn_local` and awaited in order (`$output` makes a handle's output a number).
+const LOCAL_SPAWNS: u64 = 10_000;
+
+macro_rules! local_spawn_join {
+    ($spawn_local:expr, $output:expr) => {{
+        let handles: Vec<_> = (0..LOCAL_SPAWNS)
+            .map(|i| {
+                let number = Rc::new(i);
+                $spawn_local(async move { *number })
+            })
+            .collect();
+        for (i, handle) in handles.into_iter().enumerate() {
+            assert_eq!($output(handle.await), i as u64);
+        }
+    }};
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
-    let workload = args.next().expect("a workload: pair, yield, spawn or local");
+    let workload = args.next().expect("a workload: pair, yield, spawn, local or local-spawn");
     let rounds: usize = args.next().map_or(1500, |n| n.parse().expect("ROUNDS: a number"));
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
     let local_runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let local_set = tokio::task::LocalSet::new();
     let local_executor = Rc::new(async_executor::LocalExecutor::new());
-    let names: &[&str] = if workload == "local" {
+    let names: &[&str] = if workload.starts_with("local") {
         &["tokio LocalSet", "crew (new) on a worker", "crew (new) in block_on", "LocalExecutor"]
     } else {
         &["tokio", "crew (old)", "crew (new)"]
@@ -128,7 +146,19 @@ fn main() {
                         handle.await;
                     }
                 })),
-                (other, _) => panic!("unknown workload {other:?}: pair, yield, spawn or local"),
+                ("local-spawn", 0) => local_runtime.block_on(local_set.run_until(async {
+                    local_spawn_join!(tokio::task::spawn_local, Result::unwrap)
+                })),
+                ("local-spawn", 1) => crew_new::block_on(crew_new::spawn(async {
+                    local_spawn_join!(crew_new::spawn_local, std::convert::identity)
+                })),
+                ("local-spawn", 2) => crew_new::block_on(async {
+                    local_spawn_join!(crew_new::spawn_local, std::convert::identity)
+                }),
+                ("local-spawn", 3) => futures_lite::future::block_on(local_executor.run(async {
+                    local_spawn_join!(|task| local_executor.spawn(task), std::convert::identity)
+                })),
+                (other, _) => panic!("unknown workload {other:?}: pair, yield, spawn, local or local-spawn"),
             }
             times[member].push(start.elapsed().as_secs_f64() * 1e6);
         }
@@ -137,7 +167,7 @@ fn main() {
         values.sort_by(|a, b| a.total_cmp(b));
         values[values.len() / 2]
     };
-    let base = if workload == "local" { 0 } else { 1 };
+    let base = if workload.starts_with("local") { 0 } else { 1 };
     for (member, name) in names.iter().enumerate() {
         let ratio = |to: usize| median(times[member].iter().zip(&times[to]).map(|(a, b)| a / b).collect());
         let mut line = format!(
