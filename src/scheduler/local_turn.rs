@@ -26,6 +26,7 @@ use super::context;
 use super::local::{self, Queue};
 use super::shared::Shared;
 use super::worker::{run_task, Flagged, TurnCounts};
+use crate::sync::planted_bug;
 
 /// The rest of a turn of local tasks, taken from the core whose loop began the turn's first
 /// poll (see the module docs).
@@ -75,7 +76,9 @@ impl LocalTurn {
                 return (ran, None);
             }
             if let Some(seen) = progress.end_poll(self.polls) {
-                break Some(Flagged { index: self.index, taken: seen.taken() });
+                if !planted_bug!("local_turn_ignores_mark") {
+                    break Some(Flagged { index: self.index, taken: seen.taken() });
+                }
             }
             if ran == budget || !self.turn.in_local_turn() {
                 break None;

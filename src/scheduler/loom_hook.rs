@@ -79,6 +79,16 @@ pub fn idle_counts(pool: &crate::Pool) -> Option<(usize, usize)> {
     Some((state.unparked(), state.searching()))
 }
 
+/// How many cores a thread still runs though the monitor took them over (the stuck threads
+/// whose poll has not returned, or that have not given their core up yet), as
+/// `Metrics::stuck_threads` counts them, without the rest of the snapshot's loads.
+pub fn stuck_threads(pool: &crate::Pool) -> usize {
+    let shared = pool.shared();
+    (0..shared.slots())
+        .filter(|index| shared.is_active(*index) && shared.remotes[*index].progress.load().taken())
+        .count()
+}
+
 /// The monitor's takeover of worker 0 of `pool` (see `src/scheduler/monitor.rs`), if it is inside
 /// a poll now: true if a spare core now runs on a new thread in its place. Under loom the monitor
 /// thread never runs (no clock); models call this instead, racing the poll's end.
