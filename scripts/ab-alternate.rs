@@ -105,8 +105,28 @@ fn main() {
     let local_runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let local_set = tokio::task::LocalSet::new();
     let local_executor = Rc::new(async_executor::LocalExecutor::new());
+    // A LocalExecutor on a thread of its own, handed each round's work over a channel (as crew's
+    // worker is by `block_on(spawn(..))`): the peer that pays what a pool's thread pays.
+    let (job_tx, job_rx) = std::sync::mpsc::channel::<String>();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let _own_thread = std::thread::spawn(move || {
+        let executor = Rc::new(async_executor::LocalExecutor::new());
+        for job in job_rx {
+            match job.as_str() {
+                "local" => futures_lite::future::block_on(executor.run(async {
+                    for handle in local_pairs!(|task| executor.spawn(task)) {
+                        handle.await;
+                    }
+                })),
+                _ => futures_lite::future::block_on(executor.run(async {
+                    local_spawn_join!(|task| executor.spawn(task), std::convert::identity)
+                })),
+            }
+            done_tx.send(()).unwrap();
+        }
+    });
     let names: &[&str] = if workload.starts_with("local") {
-        &["tokio LocalSet", "crew (new) on a worker", "crew (new) in block_on", "LocalExecutor"]
+        &["tokio LocalSet", "crew (new) on a worker", "crew (new) in block_on", "LocalExecutor", "LocalExecutor, own thread"]
     } else {
         &["tokio", "crew (old)", "crew (new)"]
     };
@@ -158,6 +178,10 @@ fn main() {
                 ("local-spawn", 3) => futures_lite::future::block_on(local_executor.run(async {
                     local_spawn_join!(|task| local_executor.spawn(task), std::convert::identity)
                 })),
+                ("local" | "local-spawn", 4) => {
+                    job_tx.send(workload.clone()).unwrap();
+                    done_rx.recv().unwrap();
+                }
                 (other, _) => panic!("unknown workload {other:?}: pair, yield, spawn, local or local-spawn"),
             }
             times[member].push(start.elapsed().as_secs_f64() * 1e6);
