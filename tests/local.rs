@@ -765,7 +765,7 @@ fn count_polls<F: Future>(polls: Arc<AtomicUsize>, future: F) -> impl Future<Out
 
 /// Local tasks spawned at once by one pinned task: fewer than a turn (61), so that the worker
 /// runs them, and the pinned task, in one turn.
-const TURN_TASKS: usize = 40;
+const TURN_TASKS: usize = scaled(40, 8);
 
 #[test]
 fn the_metrics_count_every_local_poll_of_a_turn() {
