@@ -11,16 +11,20 @@
 //!   or writes those counts: a task's wakes and spawns touch the core's queues only.
 //! - Each poll is bracketed in the core's progress word (`progress.rs`) as the loops bracket
 //!   theirs (`Core::begin_poll`, `Core::finish_poll`), by this thread and only while it owns the
-//!   core: after each poll it first looks whether the core went to another thread (a `block_on`
-//!   or `block_in_place` inside the task hands it off, ending that poll there with the poll's
-//!   number read from the word, `Core::sync_polls`), and if so it touches neither the core nor
-//!   its word again. The core's `polling` stays set for the whole turn, as for one poll.
-//! - A mark of the monitor seen at a poll's end (a slow-poll report, a takeover) ends the turn;
-//!   the loop then reports it, and gives the core up if it was taken, as after any poll.
+//!   core: after each poll it first looks whether the thread still runs a core (its home's
+//!   `core`, which every hand-off clears: a `block_on` or `block_in_place` inside the task hands
+//!   the core off, ending that poll there with the poll's number read from the word,
+//!   `Core::sync_polls`), and if not it touches neither the core nor its word again. The core's
+//!   `polling` stays set for the whole turn, as for one poll.
+//! - Local runs are counted once, when the turn ends (`Core::end_local_run`), or by
+//!   `Core::sync_polls` at a hand-off: each poll the turn began is counted exactly once.
+//! - A mark of the monitor seen at a poll's end (a takeover) ends the turn; the loop then gives
+//!   the core up, as after any poll.
 //! - Only in pools without poll hooks (a slow-poll hook, task records): their polls all go
 //!   through the loops' begin and end, which record each task for the monitor and the dump.
-//! - The turn stops at shutdown, and after the loop's `budget` of tasks (the reactor loop's
-//!   backstop between two turns of the reactor).
+//! - The turn stops after the loop's `budget` of tasks (the reactor loop's backstop between two
+//!   turns of the reactor). It does not look for shutdown: a turn is at most `LOCAL_TURN` tasks,
+//!   and the pick after it does.
 
 use super::context;
 use super::local::{self, Queue};
