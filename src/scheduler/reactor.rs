@@ -86,33 +86,30 @@ impl Future for WorkerLoop<'_> {
                     }))
                 }
             });
-            match step {
+            let flagged = match step {
                 Some(Ok(Poll::Ready(Some((runnable, turn))))) => {
                     run_task(runnable);
                     ran += 1;
-                    // The rest of a turn of local tasks (`local_turn.rs`), within the backstop.
-                    if turn {
-                        let (more, flagged) = LocalTurn::run_rest(shared, MAX_POLLS_PER_TURN - ran);
-                        ran += more;
-                        if let Some(flagged) = flagged {
-                            shared.report_returned(flagged.index);
-                            if flagged.taken {
-                                return Poll::Ready(());
-                            }
-                        }
+                    if !turn {
+                        continue;
                     }
+                    // The rest of a turn of local tasks (`local_turn.rs`), within the backstop.
+                    let (more, flagged) = LocalTurn::run_rest(shared, MAX_POLLS_PER_TURN - ran);
+                    ran += more;
+                    let Some(flagged) = flagged else { continue };
+                    flagged
                 }
                 Some(Ok(Poll::Pending)) => return Poll::Pending,
                 // Shutdown.
                 Some(Ok(Poll::Ready(None))) => return Poll::Ready(()),
-                Some(Err(flagged)) => {
-                    shared.report_returned(flagged.index);
-                    if flagged.taken {
-                        return Poll::Ready(());
-                    }
-                }
+                Some(Err(flagged)) => flagged,
                 // The core went to another thread (`block_on` in the last task).
                 None => return Poll::Ready(()),
+            };
+            // A poll the monitor flagged ended (the step's last, or the turn's).
+            shared.report_returned(flagged.index);
+            if flagged.taken {
+                return Poll::Ready(());
             }
         }
     }

@@ -78,29 +78,26 @@ fn blocking_loop(shared: &Shared) {
                 }))
             }
         });
-        match step {
+        let flagged = match step {
             // Shutdown.
             Some(Ok(None)) => return,
             Some(Ok(Some((runnable, turn)))) => {
                 run_task(runnable);
+                if !turn {
+                    continue;
+                }
                 // The rest of a turn of local tasks (`local_turn.rs`).
-                if turn {
-                    if let (_, Some(flagged)) = LocalTurn::run_rest(shared, u32::MAX) {
-                        shared.report_returned(flagged.index);
-                        if flagged.taken {
-                            return;
-                        }
-                    }
-                }
+                let (_, Some(flagged)) = LocalTurn::run_rest(shared, u32::MAX) else { continue };
+                flagged
             }
-            Some(Err(flagged)) => {
-                shared.report_returned(flagged.index);
-                if flagged.taken {
-                    return;
-                }
-            }
+            Some(Err(flagged)) => flagged,
             // The core went to another thread (`block_on` in the last task).
             None => return,
+        };
+        // A poll the monitor flagged ended (the step's last, or the turn's).
+        shared.report_returned(flagged.index);
+        if flagged.taken {
+            return;
         }
     }
 }

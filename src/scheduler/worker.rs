@@ -153,7 +153,7 @@ pub(super) enum Pushed {
 /// How far a core went in the chain of wakes or the turn of local tasks under way (see the
 /// module docs). A turn of local tasks run outside the context's borrow (`local_turn.rs`) takes
 /// a copy, moves it as the core's picks would, and writes it back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct TurnCounts {
     /// Tasks taken in a row from the LIFO slot (in a turn of local tasks, the thread's task
     /// scheduled last).
@@ -220,7 +220,7 @@ impl Core {
             lifo_filled: false,
             deferred_filled: false,
             local,
-            turn: TurnCounts { lifo_polls: 0, local_turn: 0 },
+            turn: TurnCounts::default(),
             tick: 0,
             until_interval: GLOBAL_QUEUE_INTERVAL,
             searching: false,
@@ -344,8 +344,7 @@ impl Core {
     pub(super) fn reset_as_spare(&mut self) {
         self.lifo_filled = false;
         self.deferred_filled = false;
-        self.turn.lifo_polls = 0;
-        self.turn.local_turn = 0;
+        self.turn = TurnCounts::default();
         self.searching = false;
         self.parked = false;
         self.watch = None;
