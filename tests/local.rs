@@ -767,6 +767,32 @@ fn count_polls<F: Future>(polls: Arc<AtomicUsize>, future: F) -> impl Future<Out
 /// runs them, and the pinned task, in one turn.
 const TURN_TASKS: usize = scaled(40, 8);
 
+/// A local task's future, boxed: a turn's tasks differ in type.
+type LocalFuture = Pin<Box<dyn Future<Output = ThreadId>>>;
+
+/// On a worker of `pool` (`spawn_pinned`), a task that spawns [`TURN_TASKS`] local tasks at once,
+/// the `i`th made by `task(i)` (a future that returns its thread), awaits them and checks that
+/// each ran on its thread; its output is that thread. `polls` counts every poll of it and of
+/// its local tasks.
+fn turn_of_local_tasks(
+    pool: &crew::Pool,
+    polls: &Arc<AtomicUsize>,
+    mut task: impl FnMut(usize) -> LocalFuture + Send + 'static,
+) -> crew::JoinHandle<ThreadId> {
+    let polls = polls.clone();
+    pool.spawn_pinned(move || {
+        count_polls(polls.clone(), async move {
+            let me = thread::current().id();
+            let handles: Vec<_> =
+                (0..TURN_TASKS).map(|i| crew::spawn_local(count_polls(polls.clone(), task(i)))).collect();
+            for handle in handles {
+                assert_eq!(handle.await, me);
+            }
+            me
+        })
+    })
+}
+
 #[test]
 fn the_metrics_count_every_local_poll_of_a_turn() {
     // The worker runs a turn's local tasks after the first one by one, outside its context
@@ -775,19 +801,8 @@ fn the_metrics_count_every_local_poll_of_a_turn() {
         let pool = pool(workers);
         let counts = Counts::default();
         let polls = Arc::new(AtomicUsize::new(0));
-        let (for_tasks, for_parent) = (counts.clone(), polls.clone());
-        let owner = pool.block_on(pool.spawn_pinned(move || {
-            count_polls(for_parent.clone(), async move {
-                let me = thread::current().id();
-                let handles: Vec<_> = (0..TURN_TASKS)
-                    .map(|i| crew::spawn_local(count_polls(for_parent.clone(), for_tasks.checked(i % 4))))
-                    .collect();
-                for handle in handles {
-                    assert_eq!(handle.await, me);
-                }
-                me
-            })
-        }));
+        let for_tasks = counts.clone();
+        let owner = pool.block_on(turn_of_local_tasks(&pool, &polls, move |i| Box::pin(for_tasks.checked(i % 4))));
         counts.assert(TURN_TASKS);
         assert_ne!(owner, thread::current().id());
         let expected = polls.load(Ordering::SeqCst) as u64;
@@ -811,29 +826,16 @@ fn block_in_place_in_the_middle_of_a_turn_keeps_the_rest_on_its_thread() {
         let counts = Counts::default();
         let polls = Arc::new(AtomicUsize::new(0));
         let at_hand_off = Arc::new(AtomicUsize::new(0));
-        let (for_tasks, for_parent, for_blocker) = (counts.clone(), polls.clone(), at_hand_off.clone());
-        let owner = pool.block_on(pool.spawn_pinned(move || {
-            count_polls(for_parent.clone(), async move {
-                let me = thread::current().id();
-                let handles: Vec<_> = (0..TURN_TASKS)
-                    .map(|i| {
-                        if i == TURN_TASKS / 2 {
-                            let (polls, at_hand_off) = (for_parent.clone(), for_blocker.clone());
-                            let rc = Rc::new(());
-                            crew::spawn_local(count_polls(for_parent.clone(), async move {
-                                at_hand_off.store(polls.load(Ordering::SeqCst), Ordering::SeqCst);
-                                crew::block_in_place(|| drop(rc));
-                                thread::current().id()
-                            }))
-                        } else {
-                            crew::spawn_local(count_polls(for_parent.clone(), for_tasks.checked(2)))
-                        }
-                    })
-                    .collect();
-                for handle in handles {
-                    assert_eq!(handle.await, me);
-                }
-                me
+        let (for_tasks, for_blocker, polls_seen) = (counts.clone(), at_hand_off.clone(), polls.clone());
+        let owner = pool.block_on(turn_of_local_tasks(&pool, &polls, move |i| -> LocalFuture {
+            if i != TURN_TASKS / 2 {
+                return Box::pin(for_tasks.checked(2));
+            }
+            let (polls, at_hand_off, rc) = (polls_seen.clone(), for_blocker.clone(), Rc::new(()));
+            Box::pin(async move {
+                at_hand_off.store(polls.load(Ordering::SeqCst), Ordering::SeqCst);
+                crew::block_in_place(|| drop(rc));
+                thread::current().id()
             })
         }));
         counts.assert(TURN_TASKS - 1);
@@ -857,32 +859,21 @@ fn a_local_task_stuck_in_the_middle_of_a_turn_loses_the_core_and_keeps_the_other
     let counts = Counts::default();
     let polls = Arc::new(AtomicUsize::new(0));
     let at_stuck = Arc::new(AtomicUsize::new(0));
-    let (for_tasks, for_parent, for_stuck) = (counts.clone(), polls.clone(), at_stuck.clone());
+    let (for_tasks, for_stuck, polls_seen) = (counts.clone(), at_stuck.clone(), polls.clone());
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let (stuck_tx, stuck_rx) = mpsc::channel();
-    let handle = pool.spawn_pinned(move || {
-        count_polls(for_parent.clone(), async move {
-            let me = thread::current().id();
-            let mut stuck = Some((stuck_tx, release_rx));
-            let handles: Vec<_> = (0..TURN_TASKS)
-                .map(|i| match stuck.take_if(|_| i == TURN_TASKS / 2) {
-                    Some((stuck_tx, release_rx)) => {
-                        let (polls, at_stuck) = (for_parent.clone(), for_stuck.clone());
-                        crew::spawn_local(count_polls(for_parent.clone(), async move {
-                            let _not_send = Rc::new(());
-                            at_stuck.store(polls.load(Ordering::SeqCst), Ordering::SeqCst);
-                            stuck_tx.send(()).unwrap();
-                            release_rx.recv().unwrap();
-                            thread::current().id()
-                        }))
-                    }
-                    None => crew::spawn_local(count_polls(for_parent.clone(), for_tasks.checked(2))),
-                })
-                .collect();
-            for handle in handles {
-                assert_eq!(handle.await, me);
-            }
-            me
+    let mut stuck = Some((stuck_tx, release_rx));
+    let handle = turn_of_local_tasks(&pool, &polls, move |i| -> LocalFuture {
+        let Some((stuck_tx, release_rx)) = stuck.take_if(|_| i == TURN_TASKS / 2) else {
+            return Box::pin(for_tasks.checked(2));
+        };
+        let (polls, at_stuck) = (polls_seen.clone(), for_stuck.clone());
+        Box::pin(async move {
+            let _not_send = Rc::new(());
+            at_stuck.store(polls.load(Ordering::SeqCst), Ordering::SeqCst);
+            stuck_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+            thread::current().id()
         })
     });
     stuck_rx.recv().unwrap();
