@@ -18,6 +18,26 @@ pub mod support {
         builder.check(f);
     }
 
+    /// As [`model`], for a model that takes a worker over in some executions (the monitor's
+    /// `take_over`, called by hand): `f` returns whether this execution did. Returns how many
+    /// executions did and how many ran (printed too), for the model to assert that it reached
+    /// the cases it must.
+    pub fn model_counting_takeovers(bound: usize, f: impl Fn() -> bool + Sync + Send + 'static) -> (usize, usize) {
+        // Plain `std` atomics: counts across executions, outside what loom explores.
+        use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+        let counts = std::sync::Arc::new((AtomicUsize::new(0), AtomicUsize::new(0)));
+        let inside = counts.clone();
+        model(bound, move || {
+            inside.1.fetch_add(1, Relaxed);
+            if f() {
+                inside.0.fetch_add(1, Relaxed);
+            }
+        });
+        let (taken, executions) = (counts.0.load(Relaxed), counts.1.load(Relaxed));
+        println!("{taken} of {executions} executions took the worker over");
+        (taken, executions)
+    }
+
     /// A counter shared between a model's threads.
     #[derive(Clone, Debug, Default)]
     pub struct Count(Arc<AtomicUsize>);

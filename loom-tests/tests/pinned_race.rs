@@ -14,20 +14,13 @@
 //! a core given up: the task then stays in a spare's inbox and its handle never completes.
 #![cfg(loom)]
 
-use std::sync::atomic::AtomicUsize;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc as StdArc;
 
-use crew_loom_tests::support::{model, Count, Flag};
+use crew_loom_tests::support::{model_counting_takeovers, Count, Flag};
 
 #[test]
 fn a_pinned_spawn_racing_the_takeover_of_its_core_runs_once() {
-    // How many explored executions took the worker over: the model must reach that case (the
-    // orders without a takeover are `takeover.rs`'s).
-    static TAKEN: AtomicUsize = AtomicUsize::new(0);
-    static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
-    model(1, || {
-        EXECUTIONS.fetch_add(1, Relaxed);
+    let (taken, executions) = model_counting_takeovers(1, || {
         let pool = StdArc::new(crew::Pool::builder().workers(1).max_stuck_threads(1).build().unwrap());
         let (started, released) = (Flag::new(), Flag::new());
         let stuck = pool.spawn({
@@ -51,16 +44,14 @@ fn a_pinned_spawn_racing_the_takeover_of_its_core_runs_once() {
                 })
             }
         });
-        if crew::__loom::take_over(&pool) {
-            TAKEN.fetch_add(1, Relaxed);
-        }
+        let taken = crew::__loom::take_over(&pool);
         crew::block_on(stuck);
         let pinned = spawner.join().unwrap();
         assert_eq!(crew::block_on(pinned), 7, "the pinned task's output");
         assert_eq!(runs.get(), 1, "the pinned task ran exactly once");
         drop(pool);
+        taken
     });
-    let (taken, executions) = (TAKEN.load(Relaxed), EXECUTIONS.load(Relaxed));
-    println!("{taken} of {executions} executions took the worker over");
+    // The model must reach a takeover (the orders without one are `takeover.rs`'s).
     assert!(taken > 0, "{taken} of {executions} executions took the worker over");
 }
