@@ -18,8 +18,12 @@
 //! it treats SeqCst as AcqRel: `src/scheduler/sleep/README.md`, checked with Relacy in
 //! `loom-tests/relacy/`).
 //!
+//! A third model runs the heir's path (`src/scheduler/watch.rs`): a worker woken by a private
+//! push takes the role when it parks again, seeing a task or not, and the owner's next private
+//! push, racing that, either sees the role or wakes it.
+//!
 //! Planted bugs (`--cfg crew_bug=...`), each caught by the first model; `no_private_notify` and
-//! `watcher_kept` by the second as well (`no_watch` is in `Core::prepare_park`, which the bare
+//! `watcher_kept` by the second and third as well (`no_watch` is in `Core::prepare_park`, which the bare
 //! model replaces):
 //! - `no_private_notify`: `Sleepers::notify_private` never wakes anyone; a worker parked before
 //!   the push then sleeps forever (loom deadlock).
@@ -102,6 +106,48 @@ fn a_private_push_racing_a_parking_worker_is_seen_or_wakes_it() {
         }
         owner.join().unwrap();
         // Worker 0 is up again, as a searcher, and holds no role.
+        assert!(!sleepers.is_parked(0));
+        assert_eq!(sleepers.watcher(), None);
+        assert_eq!(sleepers.counts(), (2, 1), "both unparked, worker 0 searching");
+    });
+}
+
+#[test]
+fn the_heir_takes_the_role_with_no_task_in_sight_and_a_private_push_still_reaches_it() {
+    model(3, || {
+        let sleepers = Arc::new(Sleepers::new(2));
+        let slot = Arc::new(Mutex::new(false));
+        // Worker 0 has nothing to do: listed as parked before the owner runs.
+        assert!(sleepers.list_parked(0, false));
+        // Worker 1, the owner, pushes a task into its LIFO slot (a private wake of worker 0),
+        // takes it itself, and pushes another.
+        let owner = {
+            let (sleepers, slot) = (sleepers.clone(), slot.clone());
+            thread::spawn(move || {
+                *slot.lock().unwrap() = true;
+                assert!(sleepers.notify_private(), "worker 0 is parked, nobody watches");
+                *slot.lock().unwrap() = false;
+                *slot.lock().unwrap() = true;
+                sleepers.notify_private();
+            })
+        };
+        sleepers.park(0);
+        // Woken by the first push: the heir. It parks again; seeing a task or not, it takes the
+        // role (unless the second push woke it meanwhile), as `Core::prepare_park` does.
+        let (rescan, heir) = sleepers.list_parked_heir(0, true);
+        assert!(rescan, "worker 0 was the only searcher");
+        assert!(heir, "the first push woke it");
+        fence(SeqCst);
+        let seen = *slot.lock().unwrap();
+        let watching = (seen || heir) && sleepers.try_become_watcher(0);
+        if watching {
+            sleepers.park_until_deadline(0);
+        } else {
+            // Not the watcher: only because the second push woke it (it was the heir), so its
+            // token is there; a stranded task would leave it parked here for good (deadlock).
+            sleepers.park(0);
+        }
+        owner.join().unwrap();
         assert!(!sleepers.is_parked(0));
         assert_eq!(sleepers.watcher(), None);
         assert_eq!(sleepers.counts(), (2, 1), "both unparked, worker 0 searching");

@@ -22,8 +22,14 @@ impl Sleepers {
     pub fn stop_searching(&self) -> bool {
         self.0.stop_searching()
     }
+    /// Whether the worker must re-scan (`Listing::rescan`).
     pub fn list_parked(&self, index: usize, was_searching: bool) -> bool {
-        self.0.list_parked(index, was_searching)
+        self.0.list_parked(index, was_searching).rescan
+    }
+    /// `(rescan, heir)`, as `Listing` says.
+    pub fn list_parked_heir(&self, index: usize, was_searching: bool) -> (bool, bool) {
+        let listing = self.0.list_parked(index, was_searching);
+        (listing.rescan, listing.heir)
     }
     pub fn is_parked(&self, index: usize) -> bool {
         self.0.is_parked(index)

@@ -30,8 +30,8 @@
 //!   up after a takeover empty it (`shutdown.rs`).
 //! - **No lost wakeup** (`sleep/README.md`, the protocol and its proof). A push onto a
 //!   stealable queue ends with `notify_one`, a push into a LIFO slot with `notify_private`; a
-//!   worker that parks leaving no searcher re-scans after a SeqCst fence. An idle pool never
-//!   wakes.
+//!   worker that parks leaving no searcher re-scans after a SeqCst fence. An idle pool stops
+//!   waking within two watcher intervals (`watch.rs`).
 //! - **Order of picking** (`worker.rs`): the rest of a turn of local tasks (once the worker took
 //!   one of its thread's local tasks, up to `LOCAL_TURN` = 61 of them in a row while any is
 //!   queued, as `block_on`'s batch; the thread's last-woken first, at most 3 in a row), else the
@@ -50,7 +50,7 @@
 //!   (`reactor.rs`; at the latest every `MAX_POLLS_PER_TURN` = 61 × 61 polls). It also lets the
 //!   reactor turn before it runs deferred tasks, if its last such turn was `REACTOR_TURN_GAP`
 //!   (250 µs) ago or more (`reactor_turn.rs`). A parked watcher looks at a busy owner's LIFO
-//!   slot every `WATCH_INTERVAL` (250 µs, `watch.rs`).
+//!   slot every `WATCH_INTERVAL` (250 µs, `watch.rs`), and keeps the role while an owner polls.
 //! - **A stuck poll holds up only itself** (`progress.rs`, `watch.rs`, `monitor.rs`). Each
 //!   worker marks the start and end of every poll in its progress word; a word that shows one
 //!   poll across an interval is a stuck worker. A parked watcher rescues its LIFO task after

@@ -5,8 +5,9 @@
 //!   moves what is there into the deque and returns to the loop instead.
 //! - It lists itself through `Sleepers::list_parked`, and when that says no searcher is left it
 //!   re-scans every queue after a SeqCst fence: stealable work gets a `notify_one` (which may
-//!   pick itself), a task in another core's LIFO slot makes it try to become the watcher, which
-//!   parks with a deadline (`watch.rs`). See `sleep/README.md` for why no wakeup is lost.
+//!   pick itself), a task in another core's LIFO slot, or an owner at work (this worker is the
+//!   heir of a private push, or its last term saw polls), makes it try to become the watcher,
+//!   which parks with a deadline (`watch.rs`). See `sleep/README.md` for why no wakeup is lost.
 //! - Woken by `notify_one` or `wake_self` it is counted as a searcher; woken by shutdown's
 //!   `notify_all` it is not, and it exits.
 //! - The blocking loop waits here (`next_task`); the loop inside the reactor shares
@@ -43,7 +44,8 @@ impl Core {
     }
 
     /// Lists this core as parked, re-scanning first if no searcher is left, and taking the
-    /// watcher role if the re-scan saw a task in another core's LIFO slot. Returns whether the
+    /// watcher role if the re-scan saw a task in another core's LIFO slot or an owner is at work
+    /// (`watch.rs`). Returns whether the
     /// caller should now wait for its token (until `self.watch`'s deadline, if set): false if
     /// this core has local work or the pool shuts down.
     pub(super) fn prepare_park(&mut self, shared: &Shared) -> bool {
@@ -61,7 +63,10 @@ impl Core {
             return false;
         }
         let was_searching = std::mem::replace(&mut self.searching, false);
-        let must_rescan = shared.sleepers.list_parked(self.index, was_searching);
+        let listing = shared.sleepers.list_parked(self.index, was_searching);
+        // An owner was at work when this worker last woke (its last term saw polls, or a private
+        // push woke it): it watches even if no LIFO slot holds a task right now (`watch.rs`).
+        let owner_at_work = std::mem::take(&mut self.watch_next) || listing.heir;
         // `list_parked` locked the sleepers' mutex; if shutdown's `notify_all` ran before that,
         // we see its flag here, else it will find us listed.
         if shared.is_shutdown() {
@@ -70,16 +75,18 @@ impl Core {
         let counters = self.counters();
         counters.parks.incr();
         counters.busy.end(shared.clock.now());
-        if must_rescan {
+        if listing.rescan {
             fence(Ordering::SeqCst);
-            match shared.queued(self.index) {
-                Queued::Stealable => self.notify_one(shared),
-                Queued::LifoOnly => {
-                    if !planted_bug!("no_watch") && shared.sleepers.try_become_watcher(self.index) {
-                        self.watch = Some(Watch::start(shared));
-                    }
+            let watch = match shared.queued(self.index) {
+                Queued::Stealable => {
+                    self.notify_one(shared);
+                    false
                 }
-                Queued::Nothing => {}
+                Queued::LifoOnly => true,
+                Queued::Nothing => owner_at_work,
+            };
+            if watch && !planted_bug!("no_watch") && shared.sleepers.try_become_watcher(self.index) {
+                self.watch = Some(Watch::start(shared));
             }
         } else if self.has_home() || shared.pinned_used() {
             // Pairs with the fence of a push onto this thread's local tasks or this core's
@@ -110,8 +117,65 @@ impl Core {
         self.spin_armed = false;
         if let Some(watch) = self.watch.take() {
             if self.searching {
-                watch.rescue(shared, self.index, &self.local);
+                self.watch_next = watch.rescue(shared, self.index, &self.local);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::super::shared::{PoolKind, Shared};
+    use super::Core;
+
+    /// A two-worker pool whose loops never started: its shared state and its two cores.
+    fn two_cores() -> (Arc<Shared>, Core, Core) {
+        let config = crate::Builder::new().workers(2).check(crate::config::Env::none()).unwrap();
+        let (shared, mut cores) = Shared::new(config, PoolKind::Private);
+        let one = cores.remove(1);
+        let zero = cores.remove(0);
+        (shared, zero, one)
+    }
+
+    /// Waits for `core`'s token as its loop does after `prepare_park` (until its term's deadline
+    /// if it watches), then resumes it.
+    fn wait_and_resume(shared: &Shared, core: &mut Core) {
+        match &core.watch {
+            Some(watch) => shared.sleepers.park_until(core.index, watch.deadline()),
+            None => shared.sleepers.park(core.index),
+        }
+        core.resume_after_wake(shared);
+    }
+
+    #[test]
+    fn a_worker_watches_while_an_owner_works_and_stops_once_it_is_idle() {
+        let (shared, mut owner, mut idle) = two_cores();
+        // Core 1 parks with nothing seen: no role, as before any LIFO push.
+        assert!(idle.prepare_park(&shared));
+        assert!(idle.watch.is_none());
+        // Core 0's private push wakes it, as the heir.
+        assert!(shared.sleepers.notify_private());
+        wait_and_resume(&shared, &mut idle);
+        // With no LIFO task to see, the heir takes the role anyway: the owner is at work.
+        assert!(idle.prepare_park(&shared));
+        assert!(idle.watch.is_some());
+        assert_eq!(shared.sleepers.watcher(), Some(idle.index));
+        assert!(!shared.sleepers.notify_private(), "the owner's pushes wake nobody now");
+        // The owner polls during the term; at the deadline the watcher wakes itself and, having
+        // seen polls, watches again.
+        owner.polls += 1;
+        shared.remotes[owner.index].progress.begin_poll(owner.polls);
+        let _ = shared.remotes[owner.index].progress.end_poll(owner.polls);
+        wait_and_resume(&shared, &mut idle);
+        assert_eq!(shared.sleepers.watcher(), None, "the deadline ended the term");
+        assert!(idle.prepare_park(&shared));
+        assert!(idle.watch.is_some(), "the owner was at work: another term");
+        // A term with no poll on the owner ends the role: an idle pool stops waking.
+        wait_and_resume(&shared, &mut idle);
+        assert!(idle.prepare_park(&shared));
+        assert!(idle.watch.is_none(), "no poll for a whole term: no role");
+        assert_eq!(shared.sleepers.watcher(), None);
     }
 }

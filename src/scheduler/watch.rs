@@ -6,10 +6,16 @@
 //!   watcher exists (`Sleepers::notify_private`): that is what keeps a chain of tasks waking
 //!   each other on one worker, its cache warm, while the other workers sleep. (Deques, the
 //!   injector and deferred lists are shared: any searcher steals from them.)
-//! - The watcher is a parked worker that holds the role in `Sleepers` (at most one at a time).
-//!   It took the role in its re-scan before parking, having seen a task in another core's LIFO
-//!   slot, and it parks with a deadline [`WATCH_INTERVAL`] away. At the deadline it wakes itself
-//!   (dropping the role); any other wake drops the role as well.
+//! - The watcher is a parked worker that holds the role in `Sleepers` (at most one at a time),
+//!   parked with a deadline [`WATCH_INTERVAL`] away. At the deadline it wakes itself (dropping
+//!   the role); any other wake drops the role as well. A worker takes the role in its re-scan
+//!   before parking (the last searcher to park, with no shared work found) when it sees a task
+//!   in another core's LIFO slot, or when an owner is at work: it was woken by a private push
+//!   (the *heir*, `Sleepers::list_parked`), or its own last term saw another core begin or end
+//!   a poll, or a push woke it before its deadline. So an owner that runs chain after chain of
+//!   wakes through its slot wakes a parked worker once, which then watches in terms of one
+//!   interval for as long as the owner polls, instead of a wake at every push into an empty
+//!   slot. Taking the role is always safe: it only adds a look.
 //! - On waking at or after its deadline, the watcher moves into its own deque the task in the
 //!   LIFO slot of each core whose progress word (`progress.rs`, the same sign of life the
 //!   monitor reads) shows no poll begun or ended since the role began. An owner takes from its
@@ -20,10 +26,11 @@
 //!   of a stuck owner, and none needs to be: the slot's swap and take are linearizable
 //!   (`sync/slot.rs`), so the task runs exactly once whoever takes it; a wrong guess only moves
 //!   it off a warm worker. Then the watcher searches and parks as any worker does, taking the
-//!   role again if a LIFO slot still holds a task.
+//!   role again if a LIFO slot still holds a task or an owner was at work.
 //! - So a task in a LIFO slot runs at most about two intervals after its owner got stuck, while
-//!   any other worker is idle; with no LIFO task anywhere no worker holds the role, and an idle
-//!   pool never wakes.
+//!   any other worker is idle. A term that sees no other core poll (and no LIFO task) is the
+//!   last: once the pool is idle, the watcher wakes at most twice more, and then no worker
+//!   wakes until work comes.
 //! - Under loom, which has no clock, the deadline has always passed (`sync::Deadline`): the
 //!   watcher checks right after taking the role, so the models explore its steals racing the
 //!   owner's own takes.
@@ -63,15 +70,22 @@ impl Watch {
     }
 
     /// After the watcher woke: if the interval is over, moves into `local` the LIFO task of every
-    /// other core that began no poll since the term began.
-    pub(super) fn rescue(self, shared: &Shared, me: usize, local: &Worker<Runnable>) {
+    /// other core that began no poll since the term began. Returns whether an owner was at work
+    /// meanwhile (some other core began or ended a poll, or a push woke the watcher early): then
+    /// the watcher takes the role again when it next parks with nothing to do.
+    pub(super) fn rescue(self, shared: &Shared, me: usize, local: &Worker<Runnable>) -> bool {
         if !self.deadline.has_passed() {
             // Woken early (by a notify): the owners had less than an interval.
-            return;
+            return true;
         }
+        let mut at_work = false;
         // A core a takeover handed out during the term is not in `progress`: the next term's.
         for (index, remote) in shared.remotes[..self.progress.len()].iter().enumerate() {
-            if index == me || !shared.is_active(index) || !remote.progress.load().same_as(self.progress[index]) {
+            if index == me || !shared.is_active(index) {
+                continue;
+            }
+            if !remote.progress.load().same_as(self.progress[index]) {
+                at_work = true;
                 continue;
             }
             if let Some(runnable) = remote.lifo.take() {
@@ -80,5 +94,6 @@ impl Watch {
                 shared.counters[me].rescues.incr();
             }
         }
+        at_work
     }
 }

@@ -110,6 +110,8 @@ pub(super) struct Core {
     pub(super) parked: bool,
     /// The current term, while this core holds the watcher role or was last woken from it.
     pub(super) watch: Option<Watch>,
+    /// The last term saw an owner at work: take the role again at the next park (`watch.rs`).
+    pub(super) watch_next: bool,
     /// Set when this core's thread learnt, at the end of a poll, that the monitor took the core
     /// over: the thread gives it up instead of running its loop on (see `monitor.rs`).
     pub(super) taken_over: bool,
@@ -229,6 +231,7 @@ impl Core {
             spawns: 0,
             parked: false,
             watch: None,
+            watch_next: false,
             taken_over: false,
             polls: 0,
             polling: false,
@@ -348,6 +351,7 @@ impl Core {
         self.searching = false;
         self.parked = false;
         self.watch = None;
+        self.watch_next = false;
         self.taken_over = false;
         self.polling = false;
         self.polling_task = None;

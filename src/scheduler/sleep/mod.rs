@@ -13,7 +13,12 @@
 //! - A woken worker is counted as searching before it runs (by `notify_one` and `wake_self`),
 //!   so a burst of pushes wakes one worker, not all.
 //! - At most one worker holds the watcher role; the `WATCHING` flag is set exactly while a
-//!   listed, parked worker holds it, and every wake of that worker drops it.
+//!   listed, parked worker holds it, and every wake of that worker drops it. Taking the role is
+//!   always safe (it only adds a look); what limits it is `watch.rs`'s rule for when a parking
+//!   worker asks, of which the heir (below) is one part.
+//! - The *heir* is the worker last woken by a private notify: it takes the role when it next
+//!   parks with nothing to do (`list_parked` tells it, once), so that an owner pushing chain
+//!   after chain into its LIFO slot wakes a parked worker once, not at every push.
 //! - Tokens are never lost (`parker`).
 
 mod parking_spot;
@@ -81,6 +86,19 @@ struct SleepList {
     /// The parked worker holding the watcher role; `Some` exactly when [`State::WATCHING`] is
     /// set, and then it is listed in `sleeping`.
     watcher: Option<usize>,
+    /// The worker last woken by a private notify, until it next lists itself as parked.
+    heir: Option<usize>,
+}
+
+/// What [`Sleepers::list_parked`] tells a worker listing itself as parked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Listing {
+    /// No searcher is left: the worker must re-scan every queue (after a SeqCst fence) before
+    /// it waits.
+    pub(crate) rescan: bool,
+    /// It was last woken by a private notify (an owner at work pushing into its LIFO slot): it
+    /// should take the watcher role even if its re-scan sees no LIFO task (`watch.rs`).
+    pub(crate) heir: bool,
 }
 
 impl Sleepers {
@@ -90,7 +108,7 @@ impl Sleepers {
     pub(super) fn new(workers: usize, slots: usize, monitor: bool) -> Sleepers {
         Sleepers {
             state: CachePadded::new(AtomicUsize::new(State::new(workers, 0).0)),
-            sleep_list: Mutex::new(SleepList { sleeping: Vec::with_capacity(workers), watcher: None }),
+            sleep_list: Mutex::new(SleepList { sleeping: Vec::with_capacity(workers), watcher: None, heir: None }),
             parkers: (0..slots).map(|_| ParkingSpot::default()).collect(),
             workers,
             monitor_alarm: monitor.then(MonitorAlarm::default),
@@ -188,6 +206,9 @@ impl Sleepers {
         }
         let index = idle.sleeping.pop().expect("unparked < workers under the lock means a sleeper is listed");
         self.count_woken(&mut idle, index);
+        if private {
+            idle.heir = Some(index);
+        }
         drop(idle);
         self.parkers[index].unpark();
         if let Some(source) = source {
@@ -252,23 +273,27 @@ impl Sleepers {
         prev.searching() == 1
     }
 
-    /// Lists worker `index` as parked. Returns true if no searcher is left (it was the last
-    /// searcher, or none searched), in which case the caller must re-scan every queue (after a
-    /// SeqCst fence) before waiting.
-    pub(super) fn list_parked(&self, index: usize, was_searching: bool) -> bool {
+    /// Lists worker `index` as parked, and says whether it must re-scan (no searcher is left: it
+    /// was the last searcher, or none searched) and whether it is the heir (see [`Listing`]).
+    pub(super) fn list_parked(&self, index: usize, was_searching: bool) -> Listing {
         let mut idle = lock(&self.sleep_list);
         let counted_searching = was_searching && !planted_bug!("searching_drift");
         let delta = State::ONE_UNPARKED + if counted_searching { State::ONE_SEARCHING } else { 0 };
         let prev = State(self.state.fetch_sub(delta, Ordering::SeqCst));
         idle.sleeping.push(index);
+        let heir = idle.heir == Some(index);
+        if heir {
+            idle.heir = None;
+        }
         // No searcher left: a push that saw this worker unparked (running, or refused the
         // searcher role) skipped waking anyone, so this worker must re-scan.
         let rescan = prev.searching() == usize::from(was_searching);
-        !planted_bug!("skip_rescan") && rescan
+        Listing { rescan: !planted_bug!("skip_rescan") && rescan, heir }
     }
 
-    /// Worker `index`, parked, found in its re-scan a task in another worker's LIFO slot:
-    /// makes it the watcher unless there is one already or it was woken meanwhile. Returns
+    /// Worker `index`, parked, found in its re-scan a task in another worker's LIFO slot, or
+    /// has another reason to watch (`watch.rs`): makes it the watcher unless there is one
+    /// already or it was woken meanwhile. Returns
     /// whether it took the role; if so it must park with a deadline ([`Sleepers::park_until`]).
     pub(super) fn try_become_watcher(&self, index: usize) -> bool {
         let mut idle = lock(&self.sleep_list);
@@ -372,8 +397,8 @@ mod tests {
     #[test]
     fn a_private_push_wakes_nobody_while_a_watcher_exists() {
         let sleepers = Sleepers::new(3, 3, false);
-        assert!(sleepers.list_parked(0, false));
-        assert!(sleepers.list_parked(1, false));
+        assert!(sleepers.list_parked(0, false).rescan);
+        assert!(sleepers.list_parked(1, false).rescan);
         assert!(sleepers.try_become_watcher(1), "no watcher yet, and worker 1 is parked");
         assert!(!sleepers.try_become_watcher(0), "one watcher at a time");
         assert_eq!(sleepers.watcher(), Some(1));
@@ -390,7 +415,7 @@ mod tests {
     #[test]
     fn a_private_push_wakes_a_searcher_when_there_is_no_watcher() {
         let sleepers = Sleepers::new(2, 2, false);
-        assert!(sleepers.list_parked(0, false));
+        assert!(sleepers.list_parked(0, false).rescan);
         assert!(sleepers.notify_private());
         assert_eq!(sleepers.state(), State::new(2, 1));
         sleepers.park(0);
@@ -398,10 +423,42 @@ mod tests {
     }
 
     #[test]
+    fn a_private_wake_makes_the_woken_worker_heir_until_it_next_lists_itself() {
+        let sleepers = Sleepers::new(2, 2, false);
+        let listing = sleepers.list_parked(0, false);
+        assert_eq!(listing, Listing { rescan: true, heir: false }, "no wake yet");
+        assert!(sleepers.notify_private(), "no watcher: the private push wakes worker 0");
+        sleepers.park(0);
+        assert_eq!(sleepers.list_parked(0, true), Listing { rescan: true, heir: true });
+        assert!(sleepers.try_become_watcher(0), "the heir takes the role");
+        assert!(!sleepers.notify_private(), "the owner's next push wakes nobody");
+        // A shared push wakes the watcher; that wake is not a private one.
+        assert!(sleepers.notify_one());
+        sleepers.park(0);
+        assert_eq!(sleepers.list_parked(0, true), Listing { rescan: true, heir: false }, "heir once");
+        assert_eq!(sleepers.watcher(), None);
+    }
+
+    #[test]
+    fn the_last_private_wake_names_the_heir() {
+        let sleepers = Sleepers::new(3, 3, false);
+        assert!(sleepers.list_parked(0, false).rescan);
+        assert!(sleepers.list_parked(1, false).rescan);
+        assert!(sleepers.notify_private(), "wakes worker 1, parked last");
+        sleepers.park(1);
+        // Worker 1 stops searching (it found a task), so the next private push wakes worker 0.
+        assert!(sleepers.stop_searching());
+        assert!(sleepers.notify_private());
+        sleepers.park(0);
+        assert!(!sleepers.list_parked(1, false).heir, "worker 0's wake came after worker 1's");
+        assert!(sleepers.list_parked(0, true).heir);
+    }
+
+    #[test]
     fn only_a_listed_worker_takes_the_watcher_role() {
         let sleepers = Sleepers::new(2, 2, false);
         assert!(!sleepers.try_become_watcher(0), "worker 0 is running");
-        assert!(sleepers.list_parked(0, false));
+        assert!(sleepers.list_parked(0, false).rescan);
         assert!(sleepers.notify_one(), "worker 0 is picked before it could take the role");
         assert!(!sleepers.try_become_watcher(0));
         assert_eq!(sleepers.watcher(), None);
@@ -411,7 +468,7 @@ mod tests {
     #[test]
     fn the_watcher_wakes_itself_at_its_deadline_and_drops_the_role() {
         let sleepers = Sleepers::new(2, 2, false);
-        assert!(sleepers.list_parked(0, false));
+        assert!(sleepers.list_parked(0, false).rescan);
         assert!(sleepers.try_become_watcher(0));
         let deadline = Deadline::after(std::time::Duration::from_millis(1));
         sleepers.park_until(0, &deadline);
@@ -419,7 +476,7 @@ mod tests {
         assert_eq!(sleepers.watcher(), None);
         assert_eq!(sleepers.state(), State::new(2, 1), "counted as a searcher, as if notified");
         // Taken off the list by a notify first: the deadline changes nothing, the token came.
-        assert!(sleepers.list_parked(0, true));
+        assert!(sleepers.list_parked(0, true).rescan);
         assert!(sleepers.try_become_watcher(0));
         assert!(sleepers.notify_private() || sleepers.notify_one());
         sleepers.park_until(0, &deadline);
@@ -430,7 +487,7 @@ mod tests {
     #[test]
     fn shutdown_drops_the_watcher_role() {
         let sleepers = Sleepers::new(2, 2, false);
-        assert!(sleepers.list_parked(0, false));
+        assert!(sleepers.list_parked(0, false).rescan);
         assert!(sleepers.try_become_watcher(0));
         sleepers.notify_all();
         assert_eq!(sleepers.watcher(), None);
@@ -452,8 +509,8 @@ mod tests {
     fn notify_wakes_one_sleeper_as_a_searcher_and_no_more() {
         let sleepers = Sleepers::new(3, 3, false);
         assert!(!sleepers.notify_one(), "nobody is parked");
-        assert!(sleepers.list_parked(0, false), "nobody searches: re-scan");
-        assert!(sleepers.list_parked(1, false));
+        assert!(sleepers.list_parked(0, false).rescan, "nobody searches: re-scan");
+        assert!(sleepers.list_parked(1, false).rescan);
         assert_eq!(sleepers.state(), State::new(1, 0));
         assert!(sleepers.notify_one());
         assert_eq!(sleepers.state(), State::new(2, 1));
@@ -466,7 +523,7 @@ mod tests {
     fn last_searcher_to_park_is_told_to_rescan() {
         let sleepers = Sleepers::new(2, 2, false);
         assert!(sleepers.try_start_searching());
-        assert!(sleepers.list_parked(0, true));
+        assert!(sleepers.list_parked(0, true).rescan);
         assert_eq!(sleepers.state(), State::new(1, 0));
         sleepers.notify_all();
         assert_eq!(sleepers.state(), State::new(2, 0));
