@@ -23,31 +23,35 @@ struct CountingAllocator;
 
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 
+/// Counted allocations by size in bytes (the last entry: every size from it up).
+static BY_SIZE: [AtomicUsize; 1024] = [const { AtomicUsize::new(0) }; 1024];
+
 thread_local! {
     static COUNTING: Cell<bool> = const { Cell::new(false) };
 }
 
-fn note_allocation() {
+fn note_allocation(size: usize) {
     // `try_with`: the allocator may run while this thread's locals are being torn down.
     if COUNTING.try_with(Cell::get).unwrap_or(false) {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        BY_SIZE[size.min(BY_SIZE.len() - 1)].fetch_add(1, Ordering::Relaxed);
     }
 }
 
 // SAFETY: every method forwards to `System` unchanged; counting touches no allocation.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
+        note_allocation(layout.size());
         System.alloc(layout)
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
+        note_allocation(layout.size());
         System.alloc_zeroed(layout)
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
+        note_allocation(new_size);
         System.realloc(ptr, layout, new_size)
     }
 
@@ -174,5 +178,43 @@ fn a_named_task_costs_one_allocation_more_for_its_name() {
         });
         assert_eq!(sum, N * (N - 1) / 2);
         assert_about_one_allocation_per_task(allocations, 2);
+    });
+}
+
+/// The sizes of the allocations that `body` made `N` times or more (once per task or more).
+fn sizes_per_task_in(body: impl FnOnce()) -> Vec<usize> {
+    let before: Vec<usize> = BY_SIZE.iter().map(|count| count.load(Ordering::SeqCst)).collect();
+    allocations_in(body);
+    (0..BY_SIZE.len()).filter(|&size| BY_SIZE[size].load(Ordering::SeqCst) - before[size] >= N).collect()
+}
+
+/// Spawns `N` local tasks on this thread and awaits them, returning the sizes allocated once
+/// per task.
+async fn local_task_sizes() -> Vec<usize> {
+    let mut handles = Vec::with_capacity(N);
+    let sizes = sizes_per_task_in(|| handles.extend((0..N).map(|i| crew::spawn_local(async move { i }))));
+    let mut sum = 0;
+    for handle in handles {
+        sum += handle.await;
+    }
+    assert_eq!(sum, N * (N - 1) / 2);
+    sizes
+}
+
+#[test]
+fn a_local_task_carries_a_registration_only_where_a_registry_lists_it() {
+    with_timeout(|| {
+        // Inside `block_on` on this thread, outside any pool: no registry, and one allocation,
+        // the task's.
+        let sizes = crew::block_on(local_task_sizes());
+        let [unregistered] = sizes[..] else { panic!("one allocation per task, not {sizes:?}") };
+        // Inside a task of a pool with the task dump on, which lists local tasks in its
+        // registry: the task's allocation and its record's (its identity's out-of-line part,
+        // the smaller).
+        let pool = crew::Pool::builder().workers(1).task_dump(true).build().unwrap();
+        let sizes = crew::block_on(pool.spawn_pinned(local_task_sizes));
+        let [_, registered] = sizes[..] else { panic!("two allocations per task, not {sizes:?}") };
+        eprintln!("a local task's allocation: {unregistered} bytes, {registered} listed for the dump");
+        assert!(unregistered < registered, "{unregistered} bytes without a registry, {registered} with one");
     });
 }
