@@ -45,9 +45,9 @@ impl Core {
 
     /// Lists this core as parked, re-scanning first if no searcher is left, and taking the
     /// watcher role if the re-scan saw a task in another core's LIFO slot or an owner is at work
-    /// (`watch.rs`). Returns whether the
-    /// caller should now wait for its token (until `self.watch`'s deadline, if set): false if
-    /// this core has local work or the pool shuts down.
+    /// (`watch.rs`). Returns whether the caller should now wait for its token (until
+    /// `self.watch`'s deadline, if set): false if this core has local work or the pool shuts
+    /// down.
     pub(super) fn prepare_park(&mut self, shared: &Shared) -> bool {
         self.watch = None;
         if let Some(runnable) = self.take_lifo() {
