@@ -92,13 +92,13 @@ struct SleepList {
 
 /// What [`Sleepers::list_parked`] tells a worker listing itself as parked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Listing {
+pub(super) struct Listing {
     /// No searcher is left: the worker must re-scan every queue (after a SeqCst fence) before
     /// it waits.
-    pub(crate) rescan: bool,
+    pub(super) rescan: bool,
     /// It was last woken by a private notify (an owner at work pushing into its LIFO slot): it
     /// should take the watcher role even if its re-scan sees no LIFO task (`watch.rs`).
-    pub(crate) heir: bool,
+    pub(super) heir: bool,
 }
 
 impl Sleepers {
@@ -293,8 +293,8 @@ impl Sleepers {
 
     /// Worker `index`, parked, found in its re-scan a task in another worker's LIFO slot, or
     /// has another reason to watch (`watch.rs`): makes it the watcher unless there is one
-    /// already or it was woken meanwhile. Returns
-    /// whether it took the role; if so it must park with a deadline ([`Sleepers::park_until`]).
+    /// already or it was woken meanwhile. Returns whether it took the role; if so it must park
+    /// with a deadline ([`Sleepers::park_until`]).
     pub(super) fn try_become_watcher(&self, index: usize) -> bool {
         let mut idle = lock(&self.sleep_list);
         if idle.watcher.is_some() || !idle.sleeping.contains(&index) {
