@@ -34,11 +34,7 @@ impl Core {
                 return Some(runnable);
             }
             if self.prepare_park(shared) {
-                match &self.watch {
-                    Some(watch) => shared.sleepers.park_until(self.index, watch.deadline()),
-                    None => shared.sleepers.park(self.index),
-                }
-                self.resume_after_wake(shared);
+                self.wait_and_resume(shared);
             }
         }
     }
@@ -106,6 +102,16 @@ impl Core {
         true
     }
 
+    /// After `prepare_park` said to wait: blocks for this core's token (until its term's deadline
+    /// if it watches), then resumes.
+    fn wait_and_resume(&mut self, shared: &Shared) {
+        match &self.watch {
+            Some(watch) => shared.sleepers.park_until(self.index, watch.deadline()),
+            None => shared.sleepers.park(self.index),
+        }
+        self.resume_after_wake(shared);
+    }
+
     /// After the token came: woken by `notify_one` or `wake_self`, which counted this worker as
     /// a searcher, or by shutdown's `notify_all`, which did not. A watcher whose interval is
     /// over first rescues the LIFO tasks of owners that are stuck (see `watch.rs`).
@@ -139,16 +145,6 @@ mod tests {
         (shared, zero, one)
     }
 
-    /// Waits for `core`'s token as its loop does after `prepare_park` (until its term's deadline
-    /// if it watches), then resumes it.
-    fn wait_and_resume(shared: &Shared, core: &mut Core) {
-        match &core.watch {
-            Some(watch) => shared.sleepers.park_until(core.index, watch.deadline()),
-            None => shared.sleepers.park(core.index),
-        }
-        core.resume_after_wake(shared);
-    }
-
     #[test]
     fn a_worker_watches_while_an_owner_works_and_stops_once_it_is_idle() {
         let (shared, mut owner, mut idle) = two_cores();
@@ -157,7 +153,7 @@ mod tests {
         assert!(idle.watch.is_none());
         // Core 0's private push wakes it, as the heir.
         assert!(shared.sleepers.notify_private());
-        wait_and_resume(&shared, &mut idle);
+        idle.wait_and_resume(&shared);
         // With no LIFO task to see, the heir takes the role anyway: the owner is at work.
         assert!(idle.prepare_park(&shared));
         assert!(idle.watch.is_some());
@@ -168,12 +164,12 @@ mod tests {
         owner.polls += 1;
         shared.remotes[owner.index].progress.begin_poll(owner.polls);
         let _ = shared.remotes[owner.index].progress.end_poll(owner.polls);
-        wait_and_resume(&shared, &mut idle);
+        idle.wait_and_resume(&shared);
         assert_eq!(shared.sleepers.watcher(), None, "the deadline ended the term");
         assert!(idle.prepare_park(&shared));
         assert!(idle.watch.is_some(), "the owner was at work: another term");
         // A term with no poll on the owner ends the role: an idle pool stops waking.
-        wait_and_resume(&shared, &mut idle);
+        idle.wait_and_resume(&shared);
         assert!(idle.prepare_park(&shared));
         assert!(idle.watch.is_none(), "no poll for a whole term: no role");
         assert_eq!(shared.sleepers.watcher(), None);
