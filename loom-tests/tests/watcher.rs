@@ -99,16 +99,7 @@ fn a_private_push_racing_a_parking_worker_is_seen_or_wakes_it() {
                 watching = sleepers.try_become_watcher(0);
             }
         }
-        if watching {
-            sleepers.park_until_deadline(0);
-        } else {
-            sleepers.park(0);
-        }
-        owner.join().unwrap();
-        // Worker 0 is up again, as a searcher, and holds no role.
-        assert!(!sleepers.is_parked(0));
-        assert_eq!(sleepers.watcher(), None);
-        assert_eq!(sleepers.counts(), (2, 1), "both unparked, worker 0 searching");
+        wait_then_check_woken(&sleepers, watching, owner);
     });
 }
 
@@ -139,17 +130,24 @@ fn the_heir_takes_the_role_with_no_task_in_sight_and_a_private_push_still_reache
         assert!(heir, "the first push woke it");
         fence(SeqCst);
         let seen = *slot.lock().unwrap();
+        // Not the watcher only if the second push woke it (it was the heir), so its token is
+        // there; a stranded task would leave it parked for good below (deadlock).
         let watching = (seen || heir) && sleepers.try_become_watcher(0);
-        if watching {
-            sleepers.park_until_deadline(0);
-        } else {
-            // Not the watcher: only because the second push woke it (it was the heir), so its
-            // token is there; a stranded task would leave it parked here for good (deadlock).
-            sleepers.park(0);
-        }
-        owner.join().unwrap();
-        assert!(!sleepers.is_parked(0));
-        assert_eq!(sleepers.watcher(), None);
-        assert_eq!(sleepers.counts(), (2, 1), "both unparked, worker 0 searching");
+        wait_then_check_woken(&sleepers, watching, owner);
     });
+}
+
+/// Worker 0, listed as parked, waits as `Core::next_task` does (with its deadline if
+/// `watching`); once `owner` is done, checks that worker 0 is up again, as a searcher, holding
+/// no role.
+fn wait_then_check_woken(sleepers: &Sleepers, watching: bool, owner: thread::JoinHandle<()>) {
+    if watching {
+        sleepers.park_until_deadline(0);
+    } else {
+        sleepers.park(0);
+    }
+    owner.join().unwrap();
+    assert!(!sleepers.is_parked(0));
+    assert_eq!(sleepers.watcher(), None);
+    assert_eq!(sleepers.counts(), (2, 1), "both unparked, worker 0 searching");
 }
