@@ -126,7 +126,15 @@ fn main() {
         }
     });
     let names: &[&str] = if workload.starts_with("local") {
-        &["tokio LocalSet", "crew (new) on a worker", "crew (new) in block_on", "LocalExecutor", "LocalExecutor, own thread"]
+        &[
+            "tokio LocalSet",
+            "crew (new) on a worker",
+            "crew (new) in block_on",
+            "LocalExecutor",
+            "LocalExecutor, own thread",
+            "crew (old) on a worker",
+            "crew (old) in block_on",
+        ]
     } else {
         &["tokio", "crew (old)", "crew (new)"]
     };
@@ -178,6 +186,22 @@ fn main() {
                 ("local-spawn", 3) => futures_lite::future::block_on(local_executor.run(async {
                     local_spawn_join!(|task| local_executor.spawn(task), std::convert::identity)
                 })),
+                ("local", 5) => crew_old::block_on(crew_old::spawn(async {
+                    for handle in local_pairs!(crew_old::spawn_local) {
+                        handle.await;
+                    }
+                })),
+                ("local", 6) => crew_old::block_on(async {
+                    for handle in local_pairs!(crew_old::spawn_local) {
+                        handle.await;
+                    }
+                }),
+                ("local-spawn", 5) => crew_old::block_on(crew_old::spawn(async {
+                    local_spawn_join!(crew_old::spawn_local, std::convert::identity)
+                })),
+                ("local-spawn", 6) => crew_old::block_on(async {
+                    local_spawn_join!(crew_old::spawn_local, std::convert::identity)
+                }),
                 ("local" | "local-spawn", 4) => {
                     job_tx.send(workload.clone()).unwrap();
                     done_rx.recv().unwrap();
@@ -191,7 +215,8 @@ fn main() {
         values.sort_by(|a, b| a.total_cmp(b));
         values[values.len() / 2]
     };
-    let base = if workload.starts_with("local") { 0 } else { 1 };
+    // The second ratio: to the older crew (its global pool; on a worker, for local tasks).
+    let base = if workload.starts_with("local") { 5 } else { 1 };
     for (member, name) in names.iter().enumerate() {
         let ratio = |to: usize| median(times[member].iter().zip(&times[to]).map(|(a, b)| a / b).collect());
         let mut line = format!(
