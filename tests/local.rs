@@ -362,6 +362,48 @@ fn pending_local_tasks_wait_for_the_next_block_on_and_drop_at_thread_exit() {
 }
 
 #[test]
+fn every_task_left_at_thread_exit_is_dropped_there_once_whatever_its_state() {
+    let counts = Counts::default();
+    let for_thread = counts.clone();
+    common::with_timeout(move || {
+        thread::spawn(move || {
+            let started = Rc::new(Cell::new(0));
+            let forever = |checked: Checked| {
+                let started = started.clone();
+                async move {
+                    let _checked = checked;
+                    started.set(started.get() + 1);
+                    std::future::pending::<()>().await;
+                }
+            };
+            crew::block_on(async {
+                // Idle at exit: one whose handle the next holds (its drop, as the thread
+                // exits, cancels it), one detached.
+                let held = crew::spawn_local(forever(for_thread.checked(0)));
+                let holder = forever(for_thread.checked(0));
+                crew::spawn_local(async move {
+                    let _held = held;
+                    holder.await;
+                })
+                .detach();
+                crew::spawn_local(forever(for_thread.checked(0))).detach();
+                // Let them run to their wait.
+                while started.get() < 3 {
+                    crew::yield_now().await;
+                }
+                // Queued at exit, never polled.
+                crew::spawn_local(for_thread.checked(0)).detach();
+            });
+            assert_eq!(started.get(), 3);
+        })
+        .join()
+        .unwrap();
+    });
+    counts.assert(4);
+    assert_eq!(counts.polls.load(Ordering::SeqCst), 0, "the queued task is dropped unpolled");
+}
+
+#[test]
 fn a_handle_dropped_on_another_thread_drops_the_task_on_its_own() {
     let pool = pool(2);
     let counts = Counts::default();
