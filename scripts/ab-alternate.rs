@@ -97,6 +97,29 @@ macro_rules! local_spawn_join {
     }};
 }
 
+/// A crew version's turn at a local workload (`local` or `local-spawn`): on a worker of its
+/// global pool (`spawn`: inside one of its tasks), or `in_block_on` on this thread.
+macro_rules! crew_local {
+    ($crew:ident, $workload:expr, spawn) => {
+        $crew::block_on($crew::spawn(crew_local!(@body $crew, $workload)))
+    };
+    ($crew:ident, $workload:expr, in_block_on) => {
+        $crew::block_on(crew_local!(@body $crew, $workload))
+    };
+    (@body $crew:ident, $workload:expr) => {{
+        let pairs = $workload == "local";
+        async move {
+            if pairs {
+                for handle in local_pairs!($crew::spawn_local) {
+                    handle.await;
+                }
+            } else {
+                local_spawn_join!($crew::spawn_local, std::convert::identity)
+            }
+        }
+    }};
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let workload = args.next().expect("a workload: pair, yield, spawn, local or local-spawn");
@@ -159,16 +182,6 @@ fn main() {
                         handle.await.unwrap();
                     }
                 })),
-                ("local", 1) => crew_new::block_on(crew_new::spawn(async {
-                    for handle in local_pairs!(crew_new::spawn_local) {
-                        handle.await;
-                    }
-                })),
-                ("local", 2) => crew_new::block_on(async {
-                    for handle in local_pairs!(crew_new::spawn_local) {
-                        handle.await;
-                    }
-                }),
                 ("local", 3) => futures_lite::future::block_on(local_executor.run(async {
                     for handle in local_pairs!(|task| local_executor.spawn(task)) {
                         handle.await;
@@ -177,31 +190,13 @@ fn main() {
                 ("local-spawn", 0) => local_runtime.block_on(local_set.run_until(async {
                     local_spawn_join!(tokio::task::spawn_local, Result::unwrap)
                 })),
-                ("local-spawn", 1) => crew_new::block_on(crew_new::spawn(async {
-                    local_spawn_join!(crew_new::spawn_local, std::convert::identity)
-                })),
-                ("local-spawn", 2) => crew_new::block_on(async {
-                    local_spawn_join!(crew_new::spawn_local, std::convert::identity)
-                }),
                 ("local-spawn", 3) => futures_lite::future::block_on(local_executor.run(async {
                     local_spawn_join!(|task| local_executor.spawn(task), std::convert::identity)
                 })),
-                ("local", 5) => crew_old::block_on(crew_old::spawn(async {
-                    for handle in local_pairs!(crew_old::spawn_local) {
-                        handle.await;
-                    }
-                })),
-                ("local", 6) => crew_old::block_on(async {
-                    for handle in local_pairs!(crew_old::spawn_local) {
-                        handle.await;
-                    }
-                }),
-                ("local-spawn", 5) => crew_old::block_on(crew_old::spawn(async {
-                    local_spawn_join!(crew_old::spawn_local, std::convert::identity)
-                })),
-                ("local-spawn", 6) => crew_old::block_on(async {
-                    local_spawn_join!(crew_old::spawn_local, std::convert::identity)
-                }),
+                ("local" | "local-spawn", 1) => crew_local!(crew_new, workload, spawn),
+                ("local" | "local-spawn", 2) => crew_local!(crew_new, workload, in_block_on),
+                ("local" | "local-spawn", 5) => crew_local!(crew_old, workload, spawn),
+                ("local" | "local-spawn", 6) => crew_local!(crew_old, workload, in_block_on),
                 ("local" | "local-spawn", 4) => {
                     job_tx.send(workload.clone()).unwrap();
                     done_rx.recv().unwrap();
