@@ -1,6 +1,6 @@
 // The progress word's mark racing the owner's end of poll, checked with Relacy (a C++11
 // memory-model checker; Debian's relacy-dev), which treats SeqCst fences as C11 does. See
-// src/scheduler/progress.rs and src/sync/asymmetric.rs.
+// src/scheduler/progress.rs and slot/src/asymmetric.rs.
 //
 // A store-buffering pattern between the owner of a core and the monitor:
 // - owner, at its poll's end: a Release store of the word (the poll ended), the asymmetric

@@ -9,8 +9,9 @@
 //!   ([`REPORTED`], [`TAKEN`]) and its [`REQUEST`] while it checks that the poll still runs; the
 //!   owner only clears them.
 //! - The owner ends a poll with a store to the word, the light half of the asymmetric fence
-//!   (`sync/asymmetric.rs`: a compiler fence where `membarrier` is offered) and a load of the flags:
-//!   no locked instruction while the monitor has nothing on the core.
+//!   (crew-slot's `asymmetric`, `slot/src/asymmetric.rs`: a compiler fence where `membarrier`
+//!   is offered) and a load of the flags: no locked instruction while the monitor has nothing
+//!   on the core.
 //! - The monitor marks a poll it saw in the word in four steps: it sets `REQUEST` (a
 //!   compare-exchange from the flags it saw), runs the fence's heavy half, re-reads the word, and
 //!   settles with a compare-exchange from its request to its mark (the poll still runs) or back

@@ -18,15 +18,17 @@ use std::time::Instant;
 
 use super::local::LocalHome;
 use super::progress::Progress;
-use crate::sync::{lock, Arc, AtomicBool, AtomicUsize, CachePadded, Mutex, MutexGuard, SingleWriterCounter, Slot};
+use crate::sync::{lock, Arc, AtomicBool, AtomicUsize, Mutex, MutexGuard, SingleWriterCounter, Slot};
 use crate::task::{Runnable, TaskInfo, TaskMeta};
 
 /// A core's LIFO slot and deferred list, and the sign of its progress that the watcher reads.
 pub(super) struct Remote {
-    /// The task woken last on this core (by a task it ran), run next. Private (see `watch.rs`).
-    /// On a line of its own: searchers lock the deferred list beside it as a last resort, and
-    /// must not take the owner's line from it.
-    pub(super) lifo: CachePadded<Slot<TaskMeta>>,
+    /// The task woken last on this core (by a task it ran), run next. Private (see `watch.rs`):
+    /// its owner is the core's `SlotOwner` (`Core::lifo`), the watcher and the monitor take
+    /// through this. Its own allocation, on lines of its own (crew-slot aligns it): searchers
+    /// lock the deferred list beside it as a last resort, and must not take the owner's line.
+    /// `std`'s `Arc` under loom too: `Slot::claim` takes `self` in one.
+    pub(super) lifo: std::sync::Arc<Slot<TaskMeta>>,
     /// Tasks woken while they ran (yields, and any wake during the poll, from any thread), held
     /// back until the owner runs out of other work or reaches its fairness tick. Searchers take
     /// from it as a last resort.
@@ -84,7 +86,7 @@ pub(super) struct CurrentPoll {
 impl Remote {
     pub(super) fn new() -> Remote {
         Remote {
-            lifo: CachePadded::new(Slot::new()),
+            lifo: std::sync::Arc::new(Slot::new()),
             deferred: Deferred { list: Mutex::new(Vec::new()), len: SingleWriterCounter::default() },
             progress: Progress::default(),
             current: Mutex::new(CurrentPoll::default()),

@@ -23,10 +23,12 @@
 //!   unchanged word means the owner picked nothing for the whole interval: it was inside one
 //!   poll (blocked, or busy with long work), in a reactor turn, or not scheduled by the OS. The
 //!   word is read `Relaxed`, so it may also be stale and the owner live. None of this is proof
-//!   of a stuck owner, and none needs to be: the slot's swap and take are linearizable
+//!   of a stuck owner, and none needs to be: the slot hands each task out exactly once
 //!   (`sync/slot.rs`), so the task runs exactly once whoever takes it; a wrong guess only moves
-//!   it off a warm worker. Then the watcher searches and parks as any worker does, taking the
-//!   role again if a LIFO slot still holds a task or an owner was at work.
+//!   it off a warm worker (and costs the watcher a process-wide barrier). A take that finds the
+//!   owner inside its own take gets nothing: the owner is not stuck. Then the watcher searches
+//!   and parks as any worker does, taking the role again if a LIFO slot still holds a task or
+//!   an owner was at work.
 //! - So a task in a LIFO slot runs at most about two intervals after its owner got stuck, while
 //!   any other worker is idle. A term that sees no other core poll (and no LIFO task) is the
 //!   last: once the pool is idle, the watcher wakes at most twice more, and then no worker

@@ -36,7 +36,7 @@
 //! - Every task that enters a deque or a deferred list is announced with `notify_one`, unless its
 //!   worker pops it at once; every push into the LIFO slot with `notify_private`.
 
-use crate::task::{Activity, Runnable, TaskInfo};
+use crate::task::{Activity, Runnable, TaskInfo, TaskMeta};
 
 use super::counters::CoreCounters;
 use super::dump::record_queued;
@@ -48,7 +48,7 @@ use super::remote::Remote;
 use super::shared::Shared;
 use super::sleep::WakeSource;
 use super::watch::Watch;
-use crate::sync::{lock, planted_bug, retry, shrunk_under_loom, Arc, CachePadded, Worker};
+use crate::sync::{lock, planted_bug, retry, shrunk_under_loom, Arc, CachePadded, SlotOwner, Worker};
 
 /// Every this many ticks, a worker takes a task from the injector before its own queue.
 pub(super) const GLOBAL_QUEUE_INTERVAL: u32 = shrunk_under_loom(61, 2) as u32;
@@ -85,6 +85,10 @@ pub(super) struct Core {
     remote: Arc<CachePadded<Remote>>,
     /// This core's counters, also `Shared::counters[index]`, held here for the same reason.
     counters: Arc<CachePadded<CoreCounters>>,
+    /// The owner's end of this core's LIFO slot (`remote.lifo`): puts tasks in, and takes them
+    /// without a read-modify-write (`sync/slot.rs`). Only this core's holder pushes or takes
+    /// through it; the watcher and the monitor take through `remote.lifo`.
+    pub(super) lifo: SlotOwner<TaskMeta>,
     /// Whether this core may have put a task in its LIFO slot since it last emptied it (a thief
     /// may have taken it since): saves an atomic take per task when the slot is unused.
     lifo_filled: bool,
@@ -217,6 +221,7 @@ impl Core {
     ) -> Core {
         Core {
             index,
+            lifo: remote.lifo.claim().expect("one core per LIFO slot"),
             remote,
             counters,
             lifo_filled: false,
@@ -374,20 +379,19 @@ impl Core {
     /// deferred list or the deque), false if only the private LIFO slot changed.
     #[inline]
     fn push_task(&mut self, shared: &Shared, runnable: Runnable, woken_while_running: bool) -> bool {
-        let remote = &self.remote;
         if woken_while_running {
             record_queued(shared, &runnable, Activity::Deferred(self.index));
             self.deferred_filled = true;
             if planted_bug!("lost_yield") {
                 drop(runnable);
             } else {
-                remote.deferred.lock().push(runnable);
+                self.remote.deferred.lock().push(runnable);
             }
             return true;
         }
         self.lifo_filled = true;
         record_queued(shared, &runnable, Activity::Lifo(self.index));
-        match remote.lifo.swap(runnable) {
+        match self.lifo.push(runnable) {
             Some(previous) => {
                 record_queued(shared, &previous, Activity::Deque(self.index));
                 self.local.push(previous);
@@ -675,7 +679,7 @@ impl Core {
         if !std::mem::replace(&mut self.lifo_filled, false) {
             return None;
         }
-        self.remote.lifo.take()
+        self.lifo.take()
     }
 }
 

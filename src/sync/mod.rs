@@ -14,9 +14,9 @@
 //!   under loom), and the clock by `deadline`'s always-passed [`Deadline`] (loom has no time);
 //!   under a normal build all are the real crates' types. The LIFO slot ([`Slot`],
 //!   `slot.rs`) is crew-slot's one-`AtomicPtr` `RunnableSlot` (the workspace crate `slot/`,
-//!   with its own loom model), a loom mutex under loom.
-//!   The asymmetric fence pair (`asymmetric.rs`) is in fence mode under loom (two `SeqCst`
-//!   fences, which loom orders), where a normal Linux build pairs a compiler fence with
+//!   with its own loom model), a loom mutex under loom. The asymmetric fence pair (crew-slot's
+//!   `asymmetric`, which the slot's owner and thieves pair too) is in fence mode under loom (two
+//!   `SeqCst` fences, which loom orders), where a normal Linux build pairs a compiler fence with
 //!   `membarrier`.
 //! - Sizes and intervals that loom's models must reach in few steps are written
 //!   [`shrunk_under_loom`]`(normal, loom)` (`GLOBAL_QUEUE_INTERVAL` and `MAX_INTERVAL_BATCH` in
@@ -112,9 +112,9 @@ mod counter;
 pub(crate) use counter::{BusyTime, Gauge, SharedCounter, SingleWriterCounter};
 
 mod slot;
-pub(crate) use slot::Slot;
+pub(crate) use slot::{Slot, SlotOwner};
 
-pub(crate) mod asymmetric;
+pub(crate) use crew_slot::asymmetric;
 
 /// `normal` in a normal build, `shrunk` under loom: a size or interval that loom's models must
 /// reach in few steps.

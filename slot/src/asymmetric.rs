@@ -26,19 +26,45 @@
 //!   for an RCU grace period): [`prepare`] does it on the monitor thread as it starts, never on
 //!   a pool's creation or a worker's path.
 //! - The syscall goes through rustix's safe wrapper: no `unsafe` here.
+//!
+//! Used by crew-slot's owner and thieves (the crate docs) and by crew's progress word, which
+//! reaches it through crew's `sync` facade.
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+//! use crew_slot::asymmetric;
+//!
+//! let (hot, rare) = (AtomicBool::new(false), AtomicBool::new(false));
+//! // The hot side, at every step:
+//! hot.store(true, Relaxed);
+//! asymmetric::light();
+//! let hot_saw = rare.load(Relaxed);
+//! // The rare side, on another thread in a real use:
+//! rare.store(true, Relaxed);
+//! asymmetric::heavy();
+//! let rare_saw = hot.load(Relaxed);
+//! assert!(hot_saw || rare_saw, "at least one side sees the other's store");
+//! ```
 
-use super::{fence, Ordering};
+#[cfg(loom)]
+use loom::sync::atomic::{fence, Ordering};
+#[cfg(not(loom))]
+use std::sync::atomic::{fence, Ordering};
 
 #[cfg(not(loom))]
 mod mode {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::OnceLock;
 
-    use crossbeam_utils::CachePadded;
+    /// An `AtomicBool` alone on its pair of cache lines.
+    #[repr(align(128))]
+    pub(super) struct Padded(pub(super) AtomicBool);
 
     /// Set once the process registered for private expedited barriers. Read by every poll's
-    /// end, so alone on its cache line: never written again.
-    static READY: CachePadded<AtomicBool> = CachePadded::new(AtomicBool::new(false));
+    /// end and every owner's take, so alone on its lines: never written again.
+    static READY: Padded = Padded(AtomicBool::new(false));
     /// The process's mode, decided by the first heavy half or [`prepare`](super::prepare): true
     /// for membarrier.
     static MODE: OnceLock<bool> = OnceLock::new();
@@ -47,7 +73,7 @@ mod mode {
     pub(super) fn ready() -> bool {
         // Relaxed: a stale `false` only costs a fence; `true` is stored after `MODE` is decided
         // as membarrier, and `MODE` is read by every heavy half (see the module docs).
-        READY.load(Ordering::Relaxed)
+        READY.0.load(Ordering::Relaxed)
     }
 
     pub(super) fn membarrier() -> bool {
@@ -55,7 +81,7 @@ mod mode {
             let registered = super::membarrier::register();
             if registered {
                 // Relaxed: see `ready`.
-                READY.store(true, Ordering::Relaxed);
+                READY.0.store(true, Ordering::Relaxed);
             }
             registered
         })
@@ -71,8 +97,14 @@ mod mode {
 }
 
 /// The hot side's half, between its store and its load.
+///
+/// # Example
+///
+/// ```
+/// crew_slot::asymmetric::light();
+/// ```
 #[inline(always)]
-pub(crate) fn light() {
+pub fn light() {
     if mode::ready() {
         std::sync::atomic::compiler_fence(Ordering::SeqCst);
     } else {
@@ -82,7 +114,17 @@ pub(crate) fn light() {
 
 /// The rare side's half, between its store and its load: a syscall in membarrier mode (a few
 /// microseconds; the first call in a process may register it, see [`prepare`]).
-pub(crate) fn heavy() {
+///
+/// # Panics
+///
+/// If the kernel fails the barrier after the process registered for it (no documented cause).
+///
+/// # Example
+///
+/// ```
+/// crew_slot::asymmetric::heavy();
+/// ```
+pub fn heavy() {
     #[cfg(not(loom))]
     if mode::membarrier() {
         membarrier::barrier();
@@ -94,14 +136,30 @@ pub(crate) fn heavy() {
 /// Decides the process's mode now (registering for membarrier where the kernel offers it), so
 /// that the hot sides switch to the light half's compiler fence: called by a thread that can
 /// afford the registration's wait.
-pub(crate) fn prepare() {
+///
+/// # Example
+///
+/// ```
+/// crew_slot::asymmetric::prepare();
+/// ```
+pub fn prepare() {
     #[cfg(not(loom))]
     mode::membarrier();
 }
 
 /// True once the hot sides run without a fence (membarrier mode).
-#[cfg(all(test, not(loom)))]
-pub(crate) fn is_membarrier() -> bool {
+///
+/// # Example
+///
+/// ```
+/// crew_slot::asymmetric::prepare();
+/// if cfg!(target_os = "linux") {
+///     // Where the kernel offers it (4.14 and later, no seccomp filter refusing it).
+///     println!("membarrier mode: {}", crew_slot::asymmetric::is_membarrier());
+/// }
+/// ```
+#[cfg(not(loom))]
+pub fn is_membarrier() -> bool {
     mode::ready()
 }
 
