@@ -1,7 +1,8 @@
 //! The harness of `scripts/ab-alternate` (which writes it into a scratch crate beside a
-//! worktree of the older revision): the two crew versions' global pools and tokio's runtime
-//! take turns per round, in one process, so that the VM's slow and fast states fall on all of
-//! them alike; prints each one's median round and the median of its per-round ratios.
+//! worktree of the older revision): the two crew versions' global pools, their private pools
+//! of 2 workers (what criterion's benches run) and tokio's runtime take turns per round, in one
+//! process, so that the VM's slow and fast states fall on all of them alike; prints each one's
+//! median round and the median of its per-round ratios.
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -65,6 +66,32 @@ macro_rules! workloads {
 workloads!(old, crew_old::spawn, crew_old::yield_now);
 workloads!(new, crew_new::spawn, crew_new::yield_now);
 workloads!(tok, tokio::spawn, tokio::task::yield_now);
+workloads!(old_private, crate::private::spawn_old, crew_old::yield_now);
+workloads!(new_private, crate::private::spawn_new, crew_new::yield_now);
+
+/// Each crew's private pool of 2 workers (criterion's benches run crew on one, not on the
+/// global pool), started on first use.
+mod private {
+    use std::future::Future;
+    use std::sync::OnceLock;
+
+    static OLD: OnceLock<crew_old::Pool> = OnceLock::new();
+    static NEW: OnceLock<crew_new::Pool> = OnceLock::new();
+
+    pub fn spawn_old<F: Future + Send + 'static>(future: F) -> crew_old::JoinHandle<F::Output>
+    where
+        F::Output: Send + 'static,
+    {
+        OLD.get_or_init(|| crew_old::Pool::builder().workers(2).build().unwrap()).spawn(future)
+    }
+
+    pub fn spawn_new<F: Future + Send + 'static>(future: F) -> crew_new::JoinHandle<F::Output>
+    where
+        F::Output: Send + 'static,
+    {
+        NEW.get_or_init(|| crew_new::Pool::builder().workers(2).build().unwrap()).spawn(future)
+    }
+}
 
 /// `local_ping_pong`'s pairs, spawned with `$spawn_local`, all awaited.
 macro_rules! local_pairs {
@@ -159,7 +186,7 @@ fn main() {
             "crew (old) in block_on",
         ]
     } else {
-        &["tokio", "crew (old)", "crew (new)"]
+        &["tokio", "crew (old)", "crew (new)", "crew (old), private pool", "crew (new), private pool"]
     };
     let mut times = vec![Vec::new(); names.len()];
     for round in 0..rounds {
@@ -177,6 +204,12 @@ fn main() {
                 ("spawn", 0) => runtime.block_on(tok::spawn()),
                 ("spawn", 1) => crew_old::block_on(old::spawn()),
                 ("spawn", 2) => crew_new::block_on(new::spawn()),
+                ("pair", 3) => crew_old::block_on(old_private::pair()),
+                ("pair", 4) => crew_new::block_on(new_private::pair()),
+                ("yield", 3) => crew_old::block_on(old_private::yields()),
+                ("yield", 4) => crew_new::block_on(new_private::yields()),
+                ("spawn", 3) => crew_old::block_on(old_private::spawn()),
+                ("spawn", 4) => crew_new::block_on(new_private::spawn()),
                 ("local", 0) => local_runtime.block_on(local_set.run_until(async {
                     for handle in local_pairs!(tokio::task::spawn_local) {
                         handle.await.unwrap();
