@@ -1,8 +1,8 @@
 //! crew-slot's `RunnableSlot` (`slot/src/lib.rs`, crew's LIFO slot): its owner puts tasks in and
 //! takes them (a load and a store, unless it sees a thief at work) while thieves take (a swap,
-//! after the heavy side of the barrier pair and a wait for the owner's take to end), and every
+//! after the heavy side of the barrier pair, unless the owner is inside its own take), and every
 //! task comes out exactly once, seeing what its pusher wrote. Under loom both sides of the
-//! barrier pair are `SeqCst` fences (`slot/src/barrier.rs`).
+//! barrier pair are `SeqCst` fences (`slot/src/asymmetric.rs`).
 //!
 //! Each task's metadata holds a marker its pusher stores (`Relaxed`) just before the swap that
 //! puts the task in; whoever takes the task loads the marker (`Relaxed`) and must see it, which
@@ -15,8 +15,9 @@
 //! `--cfg crew_bug="slot_relaxed_swap"` makes the put-in swap `Relaxed` (the taker may not see
 //! the task's writes); `slot_owner_ignores_thieves` makes the owner take by a load and a store
 //! even while a thief is at work, `slot_owner_no_barrier` drops the owner's side of the barrier
-//! pair (the owner and a thief may both miss the other's store): both let the owner and a thief
-//! receive one task.
+//! pair (the owner and a thief may both miss the other's store), `slot_thief_ignores_busy` lets
+//! a thief swap while the owner is inside its take: each lets the owner and a thief receive one
+//! task.
 #![cfg(loom)]
 
 use crew_loom_tests::support::model;
