@@ -69,16 +69,26 @@ const N: usize = if cfg!(miri) { 100 } else { 10_000 };
 const SMALL: usize = 16;
 
 /// The number of allocations this thread makes while running `body`.
-///
-/// Tests share the process-wide counter, so they take turns through this lock.
 fn allocations_in(body: impl FnOnce()) -> usize {
+    counted(body).0
+}
+
+/// Runs `body`, counting the allocations this thread makes meanwhile: how many, and how many of
+/// each size (indexed as [`BY_SIZE`]).
+///
+/// Tests share the process-wide counters, so they take turns through this lock, and read the
+/// counters before and after only while they hold it (a reading taken before waiting for the
+/// lock would add the turn of the test that held it to this one's).
+fn counted(body: impl FnOnce()) -> (usize, Vec<usize>) {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let sizes = || BY_SIZE.iter().map(|count| count.load(Ordering::SeqCst)).collect::<Vec<usize>>();
+    let (before, sizes_before) = (ALLOCATIONS.load(Ordering::SeqCst), sizes());
     COUNTING.with(|c| c.set(true));
     body();
     COUNTING.with(|c| c.set(false));
-    ALLOCATIONS.load(Ordering::SeqCst) - before
+    let by_size = sizes().iter().zip(&sizes_before).map(|(after, before)| after - before).collect();
+    (ALLOCATIONS.load(Ordering::SeqCst) - before, by_size)
 }
 
 fn assert_about_one_allocation_per_task(allocations: usize, per_task: usize) {
@@ -183,9 +193,8 @@ fn a_named_task_costs_one_allocation_more_for_its_name() {
 
 /// The sizes of the allocations that `body` made `N` times or more (once per task or more).
 fn sizes_per_task_in(body: impl FnOnce()) -> Vec<usize> {
-    let before: Vec<usize> = BY_SIZE.iter().map(|count| count.load(Ordering::SeqCst)).collect();
-    allocations_in(body);
-    (0..BY_SIZE.len()).filter(|&size| BY_SIZE[size].load(Ordering::SeqCst) - before[size] >= N).collect()
+    let (_, by_size) = counted(body);
+    (0..by_size.len()).filter(|&size| by_size[size] >= N).collect()
 }
 
 /// Spawns `N` local tasks on this thread and awaits them, returning the sizes allocated once
