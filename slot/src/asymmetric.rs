@@ -23,10 +23,10 @@
 //!   waits for) before it picks its barrier. So a light half without a fence always meets a
 //!   heavy half that is the syscall; a light half with one meets either, and either is enough.
 //! - The registration costs about 10 ms in a process that already runs threads (the kernel waits
-//!   for an RCU grace period): crew's monitor thread does it with [`prepare`] as it starts, never
-//!   on a pool's creation. In a process whose pools have no monitor (takeover and slow-poll
-//!   reports both off), the first heavy half registers instead: a watcher's first rescue of a
-//!   LIFO task, once per process; until then the light halves are fences.
+//!   for an RCU grace period): crew's monitor thread does it with [`prepare`] as it starts, and a
+//!   pool with no monitor (takeover and slow-poll reports both off) on a short-lived thread of
+//!   its own, never on a pool's creation path. Until it is done the light halves are fences, and
+//!   a heavy half that comes first registers (or waits for the registration) itself.
 //! - The syscall goes through rustix's safe wrapper: no `unsafe` here.
 //!
 //! Used by crew-slot's owner and thieves (the crate docs) and by crew's progress word, which

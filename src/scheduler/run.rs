@@ -1,6 +1,6 @@
-//! A pool's threads: starting a pool (its workers, monitor and reporter), starting and keeping
-//! worker threads, and the body of a worker thread: its loop, from the first task to shutdown,
-//! hand-off or takeover.
+//! A pool's threads: starting a pool (its workers, monitor and reporter, or the `membarrier`
+//! registration where it has no monitor), starting and keeping worker threads, and the body of
+//! a worker thread: its loop, from the first task to shutdown, hand-off or takeover.
 //!
 //! Invariants:
 //! - Every worker thread's handle is kept in `Shared::threads` for shutdown to join; threads
@@ -29,6 +29,26 @@ use super::shared::{PoolKind, Shared};
 use super::worker::{run_task, Core};
 use crate::config::{BuildError, Config};
 use crate::sync::{lock, thread, Arc, Mutex, Ordering};
+
+/// For a pool with no monitor thread (takeover and slow-poll reports both off), which is where
+/// the process otherwise registers for `membarrier` (`asymmetric::prepare`, about 10 ms): does
+/// it on a short-lived thread of its own, once per process, so that the owners' LIFO takes drop
+/// their `SeqCst` fence without waiting for a watcher's first rescue, and no worker pays the
+/// wait. A failed spawn leaves fence mode, which is as correct, only slower: the first rescue
+/// registers then. Not under loom (which runs fence mode) nor miri (which has no `membarrier`).
+fn prepare_fences_off_path() {
+    #[cfg(not(any(loom, miri)))]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            if !crate::sync::asymmetric::is_membarrier() {
+                let _ = std::thread::Builder::new()
+                    .name("crew-membarrier".to_owned())
+                    .spawn(crate::sync::asymmetric::prepare);
+            }
+        });
+    }
+}
 
 /// The body of a worker thread: runs `core`'s loop until shutdown, hand-off or takeover.
 fn run(shared: Arc<Shared>, core: Box<Core>) {
@@ -124,6 +144,8 @@ impl Shared {
                 shared.shutdown();
                 return Err(BuildError::spawn(err));
             }
+        } else {
+            prepare_fences_off_path();
         }
         if shared.reports.is_some() {
             if let Err(err) = super::reporter::start(&shared) {
