@@ -1,14 +1,21 @@
 //! The harness of `scripts/ab-alternate` (which writes it into a scratch crate beside a
 //! worktree of the older revision): the two crew versions' global pools, their private pools
-//! of 2 workers (what criterion's benches run) and tokio's runtime take turns per round, in one
-//! process, so that the VM's slow and fast states fall on all of them alike; prints each one's
-//! median round and the median of its per-round ratios.
+//! (of `WORKERS`, 2 by default: what criterion's benches run), the working tree's private pool
+//! with no spin before parking, and tokio's runtime take turns per round, in one process, so
+//! that the VM's slow and fast states fall on all of them alike; prints each one's median round
+//! and the median of its per-round ratios.
 
 use std::rc::Rc;
 use std::time::Instant;
 
 // benches/common/local_pair.rs, copied beside this file by the script.
 mod local_pair;
+
+/// WORKERS=<n>: the worker threads of tokio's runtime and of the private pools (default 2; the
+/// global pools take theirs from `CREW_WORKERS`).
+fn workers() -> usize {
+    std::env::var("WORKERS").map_or(2, |n| n.parse().expect("WORKERS: a number of threads"))
+}
 
 const PAIRS: usize = 100;
 const ROUND_TRIPS: usize = 100;
@@ -50,6 +57,15 @@ macro_rules! workloads {
                 }
             }
 
+            /// `remote_spawn_join`'s shape: 10,000 tasks spawned from outside the pool (this
+            /// `block_on`'s thread), awaited in order.
+            pub async fn remote() {
+                let handles: Vec<_> = (0..10_000).map(|i| $spawn(async move { i })).collect();
+                for handle in handles {
+                    let _ = handle.await;
+                }
+            }
+
             pub async fn spawn() {
                 let _ = $spawn(async {
                     let handles: Vec<_> = (0..10_000).map(|_| $spawn(async {})).collect();
@@ -68,6 +84,7 @@ workloads!(new, crew_new::spawn, crew_new::yield_now);
 workloads!(tok, tokio::spawn, tokio::task::yield_now);
 workloads!(old_private, crate::private::spawn_old, crew_old::yield_now);
 workloads!(new_private, crate::private::spawn_new, crew_new::yield_now);
+workloads!(new_no_spin, crate::private::spawn_new_no_spin, crew_new::yield_now);
 
 /// Each crew's private pool of 2 workers (criterion's benches run crew on one, not on the
 /// global pool), started on first use.
@@ -82,14 +99,27 @@ mod private {
     where
         F::Output: Send + 'static,
     {
-        OLD.get_or_init(|| crew_old::Pool::builder().workers(2).build().unwrap()).spawn(future)
+        OLD.get_or_init(|| crew_old::Pool::builder().workers(super::workers()).build().unwrap()).spawn(future)
     }
 
     pub fn spawn_new<F: Future + Send + 'static>(future: F) -> crew_new::JoinHandle<F::Output>
     where
         F::Output: Send + 'static,
     {
-        NEW.get_or_init(|| crew_new::Pool::builder().workers(2).build().unwrap()).spawn(future)
+        NEW.get_or_init(|| crew_new::Pool::builder().workers(super::workers()).build().unwrap()).spawn(future)
+    }
+
+    static NEW_NO_SPIN: OnceLock<crew_new::Pool> = OnceLock::new();
+
+    /// The working tree's private pool with no spin before parking (as tokio's workers park).
+    pub fn spawn_new_no_spin<F: Future + Send + 'static>(future: F) -> crew_new::JoinHandle<F::Output>
+    where
+        F::Output: Send + 'static,
+    {
+        let pool = NEW_NO_SPIN.get_or_init(|| {
+            crew_new::Pool::builder().workers(super::workers()).spin_before_park(std::time::Duration::ZERO).build().unwrap()
+        });
+        pool.spawn(future)
     }
 }
 
@@ -149,9 +179,9 @@ macro_rules! crew_local {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let workload = args.next().expect("a workload: pair, yield, spawn, local or local-spawn");
+    let workload = args.next().expect("a workload: pair, yield, spawn, remote, local or local-spawn");
     let rounds: usize = args.next().map_or(1500, |n| n.parse().expect("ROUNDS: a number"));
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(workers()).build().unwrap();
     let local_runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let local_set = tokio::task::LocalSet::new();
     let local_executor = Rc::new(async_executor::LocalExecutor::new());
@@ -186,55 +216,76 @@ fn main() {
             "crew (old) in block_on",
         ]
     } else {
-        &["tokio", "crew (old)", "crew (new)", "crew (old), private pool", "crew (new), private pool"]
+        &[
+            "tokio",
+            "crew (old)",
+            "crew (new)",
+            "crew (old), private pool",
+            "crew (new), private pool",
+            "crew (new), private, no spin",
+        ]
     };
+    // TURN=<n>: each member runs n iterations back to back per turn (timed together), as
+    // criterion and the modes probe run them; 1 by default.
+    let turn: usize = std::env::var("TURN").map_or(1, |n| n.parse().expect("TURN: a number of iterations"));
     let mut times = vec![Vec::new(); names.len()];
     for round in 0..rounds {
         for k in 0..names.len() {
             // Alternate the order, so that no member always follows the same one.
             let member = if round % 2 == 0 { k } else { names.len() - 1 - k };
             let start = Instant::now();
-            match (workload.as_str(), member) {
-                ("pair", 0) => runtime.block_on(tok::pair()),
-                ("pair", 1) => crew_old::block_on(old::pair()),
-                ("pair", 2) => crew_new::block_on(new::pair()),
-                ("yield", 0) => runtime.block_on(tok::yields()),
-                ("yield", 1) => crew_old::block_on(old::yields()),
-                ("yield", 2) => crew_new::block_on(new::yields()),
-                ("spawn", 0) => runtime.block_on(tok::spawn()),
-                ("spawn", 1) => crew_old::block_on(old::spawn()),
-                ("spawn", 2) => crew_new::block_on(new::spawn()),
-                ("pair", 3) => crew_old::block_on(old_private::pair()),
-                ("pair", 4) => crew_new::block_on(new_private::pair()),
-                ("yield", 3) => crew_old::block_on(old_private::yields()),
-                ("yield", 4) => crew_new::block_on(new_private::yields()),
-                ("spawn", 3) => crew_old::block_on(old_private::spawn()),
-                ("spawn", 4) => crew_new::block_on(new_private::spawn()),
-                ("local", 0) => local_runtime.block_on(local_set.run_until(async {
-                    for handle in local_pairs!(tokio::task::spawn_local) {
-                        handle.await.unwrap();
+            for _ in 0..turn {
+                match (workload.as_str(), member) {
+                    ("pair", 0) => runtime.block_on(tok::pair()),
+                    ("pair", 1) => crew_old::block_on(old::pair()),
+                    ("pair", 2) => crew_new::block_on(new::pair()),
+                    ("yield", 0) => runtime.block_on(tok::yields()),
+                    ("yield", 1) => crew_old::block_on(old::yields()),
+                    ("yield", 2) => crew_new::block_on(new::yields()),
+                    ("spawn", 0) => runtime.block_on(tok::spawn()),
+                    ("spawn", 1) => crew_old::block_on(old::spawn()),
+                    ("spawn", 2) => crew_new::block_on(new::spawn()),
+                    ("pair", 3) => crew_old::block_on(old_private::pair()),
+                    ("pair", 4) => crew_new::block_on(new_private::pair()),
+                    ("yield", 3) => crew_old::block_on(old_private::yields()),
+                    ("yield", 4) => crew_new::block_on(new_private::yields()),
+                    ("spawn", 3) => crew_old::block_on(old_private::spawn()),
+                    ("spawn", 4) => crew_new::block_on(new_private::spawn()),
+                    ("pair", 5) => crew_new::block_on(new_no_spin::pair()),
+                    ("yield", 5) => crew_new::block_on(new_no_spin::yields()),
+                    ("spawn", 5) => crew_new::block_on(new_no_spin::spawn()),
+                    ("remote", 0) => runtime.block_on(tok::remote()),
+                    ("remote", 1) => crew_old::block_on(old::remote()),
+                    ("remote", 2) => crew_new::block_on(new::remote()),
+                    ("remote", 3) => crew_old::block_on(old_private::remote()),
+                    ("remote", 4) => crew_new::block_on(new_private::remote()),
+                    ("remote", 5) => crew_new::block_on(new_no_spin::remote()),
+                    ("local", 0) => local_runtime.block_on(local_set.run_until(async {
+                        for handle in local_pairs!(tokio::task::spawn_local) {
+                            handle.await.unwrap();
+                        }
+                    })),
+                    ("local", 3) => futures_lite::future::block_on(local_executor.run(async {
+                        for handle in local_pairs!(|task| local_executor.spawn(task)) {
+                            handle.await;
+                        }
+                    })),
+                    ("local-spawn", 0) => local_runtime.block_on(local_set.run_until(async {
+                        local_spawn_join!(tokio::task::spawn_local, Result::unwrap)
+                    })),
+                    ("local-spawn", 3) => futures_lite::future::block_on(local_executor.run(async {
+                        local_spawn_join!(|task| local_executor.spawn(task), std::convert::identity)
+                    })),
+                    ("local" | "local-spawn", 1) => crew_local!(crew_new, workload, spawn),
+                    ("local" | "local-spawn", 2) => crew_local!(crew_new, workload, in_block_on),
+                    ("local" | "local-spawn", 5) => crew_local!(crew_old, workload, spawn),
+                    ("local" | "local-spawn", 6) => crew_local!(crew_old, workload, in_block_on),
+                    ("local" | "local-spawn", 4) => {
+                        job_tx.send(workload.clone()).unwrap();
+                        done_rx.recv().unwrap();
                     }
-                })),
-                ("local", 3) => futures_lite::future::block_on(local_executor.run(async {
-                    for handle in local_pairs!(|task| local_executor.spawn(task)) {
-                        handle.await;
-                    }
-                })),
-                ("local-spawn", 0) => local_runtime.block_on(local_set.run_until(async {
-                    local_spawn_join!(tokio::task::spawn_local, Result::unwrap)
-                })),
-                ("local-spawn", 3) => futures_lite::future::block_on(local_executor.run(async {
-                    local_spawn_join!(|task| local_executor.spawn(task), std::convert::identity)
-                })),
-                ("local" | "local-spawn", 1) => crew_local!(crew_new, workload, spawn),
-                ("local" | "local-spawn", 2) => crew_local!(crew_new, workload, in_block_on),
-                ("local" | "local-spawn", 5) => crew_local!(crew_old, workload, spawn),
-                ("local" | "local-spawn", 6) => crew_local!(crew_old, workload, in_block_on),
-                ("local" | "local-spawn", 4) => {
-                    job_tx.send(workload.clone()).unwrap();
-                    done_rx.recv().unwrap();
+                    (other, _) => panic!("unknown workload {other:?}: pair, yield, spawn, remote, local or local-spawn"),
                 }
-                (other, _) => panic!("unknown workload {other:?}: pair, yield, spawn, local or local-spawn"),
             }
             times[member].push(start.elapsed().as_secs_f64() * 1e6);
         }
