@@ -14,7 +14,7 @@ mod local_pair;
 /// WORKERS=<n>: the worker threads of tokio's runtime and of the private pools (default 2; the
 /// global pools take theirs from `CREW_WORKERS`).
 fn workers() -> usize {
-    std::env::var("WORKERS").map_or(2, |n| n.parse().expect("WORKERS: a number of threads"))
+    std::env::var("WORKERS").map_or(2, |n| n.parse().unwrap_or_else(|_| panic!("WORKERS={n:?}: expected a number of threads")))
 }
 
 const PAIRS: usize = 100;
@@ -86,8 +86,8 @@ workloads!(old_private, crate::private::spawn_old, crew_old::yield_now);
 workloads!(new_private, crate::private::spawn_new, crew_new::yield_now);
 workloads!(new_no_spin, crate::private::spawn_new_no_spin, crew_new::yield_now);
 
-/// Each crew's private pool of 2 workers (criterion's benches run crew on one, not on the
-/// global pool), started on first use.
+/// Each crew's private pool of `WORKERS` (criterion's benches run crew on one, not on the
+/// global pool), and the working tree's with no spin, started on first use.
 mod private {
     use std::future::Future;
     use std::sync::OnceLock;
@@ -227,7 +227,8 @@ fn main() {
     };
     // TURN=<n>: each member runs n iterations back to back per turn (timed together), as
     // criterion and the modes probe run them; 1 by default.
-    let turn: usize = std::env::var("TURN").map_or(1, |n| n.parse().expect("TURN: a number of iterations"));
+    let turn: usize =
+        std::env::var("TURN").map_or(1, |n| n.parse().unwrap_or_else(|_| panic!("TURN={n:?}: expected a number of iterations")));
     let mut times = vec![Vec::new(); names.len()];
     for round in 0..rounds {
         for k in 0..names.len() {
