@@ -177,6 +177,22 @@ macro_rules! crew_local {
     }};
 }
 
+/// Member `$member`'s turn at an ordinary (`Send`) workload, the function `$workload` of each
+/// executor's `workloads!` module (tokio's on `$runtime`): the members in `main`'s `names` order.
+macro_rules! ordinary {
+    ($runtime:expr, $member:expr, $workload:ident) => {
+        match $member {
+            0 => $runtime.block_on(tok::$workload()),
+            1 => crew_old::block_on(old::$workload()),
+            2 => crew_new::block_on(new::$workload()),
+            3 => crew_old::block_on(old_private::$workload()),
+            4 => crew_new::block_on(new_private::$workload()),
+            5 => crew_new::block_on(new_no_spin::$workload()),
+            other => unreachable!("no member {other}"),
+        }
+    };
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let workload = args.next().expect("a workload: pair, yield, spawn, remote, local or local-spawn");
@@ -237,30 +253,10 @@ fn main() {
             let start = Instant::now();
             for _ in 0..turn {
                 match (workload.as_str(), member) {
-                    ("pair", 0) => runtime.block_on(tok::pair()),
-                    ("pair", 1) => crew_old::block_on(old::pair()),
-                    ("pair", 2) => crew_new::block_on(new::pair()),
-                    ("yield", 0) => runtime.block_on(tok::yields()),
-                    ("yield", 1) => crew_old::block_on(old::yields()),
-                    ("yield", 2) => crew_new::block_on(new::yields()),
-                    ("spawn", 0) => runtime.block_on(tok::spawn()),
-                    ("spawn", 1) => crew_old::block_on(old::spawn()),
-                    ("spawn", 2) => crew_new::block_on(new::spawn()),
-                    ("pair", 3) => crew_old::block_on(old_private::pair()),
-                    ("pair", 4) => crew_new::block_on(new_private::pair()),
-                    ("yield", 3) => crew_old::block_on(old_private::yields()),
-                    ("yield", 4) => crew_new::block_on(new_private::yields()),
-                    ("spawn", 3) => crew_old::block_on(old_private::spawn()),
-                    ("spawn", 4) => crew_new::block_on(new_private::spawn()),
-                    ("pair", 5) => crew_new::block_on(new_no_spin::pair()),
-                    ("yield", 5) => crew_new::block_on(new_no_spin::yields()),
-                    ("spawn", 5) => crew_new::block_on(new_no_spin::spawn()),
-                    ("remote", 0) => runtime.block_on(tok::remote()),
-                    ("remote", 1) => crew_old::block_on(old::remote()),
-                    ("remote", 2) => crew_new::block_on(new::remote()),
-                    ("remote", 3) => crew_old::block_on(old_private::remote()),
-                    ("remote", 4) => crew_new::block_on(new_private::remote()),
-                    ("remote", 5) => crew_new::block_on(new_no_spin::remote()),
+                    ("pair", _) => ordinary!(runtime, member, pair),
+                    ("yield", _) => ordinary!(runtime, member, yields),
+                    ("spawn", _) => ordinary!(runtime, member, spawn),
+                    ("remote", _) => ordinary!(runtime, member, remote),
                     ("local", 0) => local_runtime.block_on(local_set.run_until(async {
                         for handle in local_pairs!(tokio::task::spawn_local) {
                             handle.await.unwrap();
