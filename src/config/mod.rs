@@ -425,9 +425,10 @@ impl Builder {
     /// Between sweeps the worker yields its thread (`sched_yield`), so a spinner never keeps a
     /// thread that is ready to run off the core it is on. A worker spins only if it ran a task
     /// since it last woke, so one woken for nothing (the watcher at its deadline, say) parks
-    /// again at once. At most half the workers (rounded up) search, and so spin, at once; a pool
-    /// whose work ran out spins once per worker, then sleeps. `Duration::ZERO` parks at once, as
-    /// tokio does.
+    /// again at once. One worker at a time spins (the others park: woken one at a time, each
+    /// takes a batch of the work that arrived, where spinners would take it task by task); a
+    /// pool whose work ran out spins once per worker, then sleeps. `Duration::ZERO` parks at
+    /// once, as tokio does.
     ///
     /// # Examples
     ///

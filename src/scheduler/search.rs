@@ -11,8 +11,9 @@
 //!   between sweeps, still counted as a searcher, then parks. It spins only if it found a task
 //!   since it last woke or spun, so a worker woken for nothing (the watcher at its deadline, a
 //!   searcher whose work another took) parks again at once. Searchers are capped at half the
-//!   workers (rounded up), and so are spinners; a pool whose work ran out spins once per
-//!   worker, then sleeps.
+//!   workers (rounded up); one searcher at a time spins (the others park, and parked workers
+//!   woken one at a time take the injector's tasks in batches, where spinners would take them
+//!   one at a time); a pool whose work ran out spins once per worker, then sleeps.
 //! - A searcher steals from other workers' deques (a batch: half of the deque, at most 32
 //!   tasks, crossbeam-deque's cap), the injector, and, as a last resort, the older half of
 //!   another worker's deferred list. It never touches another core's LIFO slot: that is the
@@ -76,18 +77,26 @@ impl Core {
         if !std::mem::replace(&mut self.spin_armed, false) || spin.is_zero() || shared.is_shutdown() {
             return None;
         }
+        // Relaxed: a throttle, not part of any hand-over; a searcher that does not spin parks
+        // as after any fruitless search, which the no-lost-wakeup proof already covers.
+        if shared.spinning.swap(true, Ordering::Relaxed) {
+            return None;
+        }
         let deadline = Deadline::after(spin);
-        loop {
+        let found = loop {
             // Offers the core to any other thread that is ready to run (see the function's docs).
             thread::yield_now();
             if let Some(runnable) = self.steal(shared) {
-                return Some(runnable);
+                break Some(runnable);
             }
             // Back to the loop for a task only this worker takes (`next_local`).
             if deadline.has_passed() || shared.is_shutdown() || self.has_own_task_hint() {
-                return None;
+                break None;
             }
-        }
+        };
+        // Relaxed: as the swap above.
+        shared.spinning.store(false, Ordering::Relaxed);
+        found
     }
 
     /// One sweep over the other workers' deques (from a random one) and the injector, then, as

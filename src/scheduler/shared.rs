@@ -85,6 +85,9 @@ pub(crate) struct Shared {
     /// Its own `Arc`, so that each task's reference to it does not share a cache line with the
     /// references its metadata holds to `Shared`.
     registry: Option<Arc<Registry>>,
+    /// Whether a searcher is spinning before it parks (`search.rs`): one at a time, so that
+    /// the other searchers park and are woken for batches (see `Core::spin_steal`).
+    pub(super) spinning: CachePadded<AtomicBool>,
     pub(super) shutdown: AtomicBool,
     /// Set by shutdown before its last drain of the injector: from then on, whoever pushes a
     /// task into the injector also drops it (through a reaper thread, never inside a wake).
@@ -137,6 +140,7 @@ impl Shared {
                 PoolKind::Global => config.task_dump.then(|| Arc::new(Registry::new(workers))),
                 PoolKind::Private => Some(Arc::new(Registry::new(workers))),
             },
+            spinning: CachePadded::new(AtomicBool::new(false)),
             shutdown: AtomicBool::new(false),
             reaped: AtomicBool::new(false),
             cores_running: AtomicUsize::new(workers),
