@@ -15,9 +15,9 @@
 //!   woken one at a time take the injector's tasks in batches, where spinners would take them
 //!   one at a time); a pool whose work ran out spins once per worker, then sleeps.
 //! - A searcher steals from other workers' deques (a batch: half of the deque, at most 32
-//!   tasks, crossbeam-deque's cap), the injector, and, as a last resort, the older half of
-//!   another worker's deferred list. It never touches another core's LIFO slot: that is the
-//!   watcher's (`watch.rs`).
+//!   tasks, crossbeam-deque's cap), the injector (its fair share: `Core::steal_injector`), and,
+//!   as a last resort, the older half of another worker's deferred list. It never touches
+//!   another core's LIFO slot: that is the watcher's (`watch.rs`).
 
 use crate::task::Runnable;
 
@@ -120,7 +120,7 @@ impl Core {
                 return Some(runnable);
             }
         }
-        if let Some(runnable) = retry(|| shared.injector.steal_batch_and_pop(&self.local)) {
+        if let Some(runnable) = self.steal_injector(shared) {
             counters.injector_batches.incr();
             return Some(runnable);
         }

@@ -56,6 +56,15 @@ pub(super) const GLOBAL_QUEUE_INTERVAL: u32 = shrunk_under_loom(61, 2) as u32;
 /// The most tasks a worker moves from the injector at the fairness interval.
 pub(super) const MAX_INTERVAL_BATCH: usize = shrunk_under_loom(128, 2);
 
+/// The most tasks a worker moves from the injector when its own queues ran dry (crossbeam's
+/// own cap for `Injector::steal_batch_and_pop`).
+pub(super) const MAX_INJECTOR_BATCH: usize = shrunk_under_loom(33, 2);
+
+/// The fewest tasks a worker moves from the injector when its own queues ran dry, if there are
+/// that many (crossbeam takes at most half of them): with a short injector and many workers,
+/// the fair share alone would take them one or two at a time.
+pub(super) const MIN_INJECTOR_BATCH: usize = shrunk_under_loom(8, 2);
+
 /// How many tasks in a row a worker takes from its LIFO slot before going back to its deque.
 pub(super) const MAX_LIFO_POLLS: u32 = 3;
 
@@ -456,7 +465,7 @@ impl Core {
                 return Some(runnable);
             }
         }
-        if let Some(runnable) = retry(|| shared.injector.steal_batch_and_pop(&self.local)) {
+        if let Some(runnable) = self.steal_injector(shared) {
             self.counters().injector_batches.incr();
             self.announce_deque(shared);
             return Some(runnable);
@@ -558,6 +567,19 @@ impl Core {
             self.local.push(runnable);
         }
         any
+    }
+
+    /// A batch from the injector into the deque, and its first task: this worker's share (the
+    /// injector's length divided by the worker count, plus one, as tokio takes; from
+    /// [`MIN_INJECTOR_BATCH`] to [`MAX_INJECTOR_BATCH`]), so that the first worker woken for a
+    /// burst of outside spawns leaves the rest to the workers woken after it (measured:
+    /// `docs/performance-notes.md`, "Message passing"). The length is a snapshot: a share a
+    /// little off only moves tasks between workers, which steal them back.
+    #[inline]
+    pub(super) fn steal_injector(&self, shared: &Shared) -> Option<Runnable> {
+        let injector = &shared.injector;
+        let share = injector_share(injector.len(), shared.workers());
+        retry(|| injector.steal_batch_with_limit_and_pop(&self.local, share))
     }
 
     /// At the fairness interval: this worker's share of the injector (its length divided by the
@@ -703,9 +725,26 @@ pub(super) fn run_task(runnable: Runnable) {
     }
 }
 
+/// The most tasks a worker whose queues ran dry moves from an injector of `len` tasks (see
+/// `Core::steal_injector`).
+fn injector_share(len: usize, workers: usize) -> usize {
+    (len / workers + 1).clamp(MIN_INJECTOR_BATCH, MAX_INJECTOR_BATCH)
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn injector_shares_are_fair_within_bounds() {
+        // A burst of 200 outside spawns on 16 workers: a sixteenth each, plus one.
+        assert_eq!(injector_share(200, 16), 13);
+        // On 2 workers, crossbeam's own cap, as before the shares.
+        assert_eq!(injector_share(200, 2), MAX_INJECTOR_BATCH);
+        // A short injector: the floor (crossbeam then takes at most half of what is there).
+        assert_eq!(injector_share(3, 16), MIN_INJECTOR_BATCH);
+        assert_eq!(injector_share(0, 1), MIN_INJECTOR_BATCH);
+    }
 
     #[test]
     fn boxed_cores_never_share_a_cache_line() {

@@ -4,7 +4,8 @@
 //! - Same method names and semantics as the subset of crossbeam-deque crew uses: the owner
 //!   pushes to the back and pops from the front (FIFO), thieves steal from the front, batch
 //!   steals move up to half of the victim's tasks (rounded up), at most [`MAX_BATCH`] from a
-//!   deque and one more from the injector, as crossbeam-deque 0.8 does, and return one of them.
+//!   deque and at most the caller's limit from the injector, as crossbeam-deque 0.8 does, and
+//!   return one of them.
 //! - Every operation takes one loom mutex, so loom explores every interleaving of pushes, pops
 //!   and steals; crossbeam's own lock-free algorithm is not modelled (its atomics are plain std).
 //! - `Steal::Retry` is never returned: a mutex-guarded queue never loses a race mid-operation.
@@ -36,8 +37,7 @@ pub(crate) struct Injector<T> {
     queue: Mutex<VecDeque<T>>,
 }
 
-/// crossbeam-deque's cap on one batch steal (its `MAX_BATCH`; the injector's batches take one
-/// more).
+/// crossbeam-deque's cap on one batch steal from a deque (its `MAX_BATCH`).
 pub(crate) const MAX_BATCH: usize = 32;
 
 /// Moves up to half (rounded up, at most `limit`) of `from` into `dest`, returning the first one
@@ -108,10 +108,6 @@ impl<T> Injector<T> {
             Some(task) => Steal::Success(task),
             None => Steal::Empty,
         }
-    }
-
-    pub(crate) fn steal_batch_and_pop(&self, dest: &Worker<T>) -> Steal<T> {
-        take_half(&mut self.queue.lock().unwrap(), dest, MAX_BATCH + 1)
     }
 
     pub(crate) fn is_empty(&self) -> bool {
