@@ -42,6 +42,8 @@ struct SpanRecord {
     fields: Fields,
     /// How many times it was entered.
     entered: usize,
+    /// How many times it was exited.
+    exited: usize,
 }
 
 /// What the recorder keeps of an event.
@@ -77,8 +79,14 @@ impl Subscriber for Recorder {
         span.record(&mut fields);
         let root = span.is_root() || (span.is_contextual() && STACK.with(|stack| stack.borrow().is_empty()));
         let metadata = span.metadata();
-        let record =
-            SpanRecord { target: metadata.target(), name: metadata.name(), root, fields: fields.0, entered: 0 };
+        let record = SpanRecord {
+            target: metadata.target(),
+            name: metadata.name(),
+            root,
+            fields: fields.0,
+            entered: 0,
+            exited: 0,
+        };
         self.spans.lock().unwrap().insert(id, record);
         Id::from_u64(id)
     }
@@ -110,7 +118,10 @@ impl Subscriber for Recorder {
         STACK.with(|stack| stack.borrow_mut().push(span.into_u64()));
     }
 
-    fn exit(&self, _: &Id) {
+    fn exit(&self, span: &Id) {
+        if let Some(known) = self.spans.lock().unwrap().get_mut(&span.into_u64()) {
+            known.exited += 1;
+        }
         STACK.with(|stack| stack.borrow_mut().pop());
     }
 }
@@ -282,8 +293,10 @@ fn with_console_each_poll_reports_its_wakers_clones_wakes_and_drops() {
             rx.recv().await.unwrap();
         });
         let id = task.id().as_u64();
-        // Wait until the task waits on the channel: its span was entered twice.
-        while span_of_task_opt(id).map_or(true, |(_, span)| span.entered < 2) {
+        // Wait until the task waits on the channel: its second poll ended (its span exited
+        // twice), so the channel holds its waker and the send below wakes it. (Waiting for the
+        // second entry raced: a send during that poll completed it with no third poll.)
+        while span_of_task_opt(id).map_or(true, |(_, span)| span.exited < 2) {
             std::thread::yield_now();
         }
         let (span, _) = span_of_task(id);
