@@ -121,7 +121,6 @@ impl Core {
             }
         }
         if let Some(runnable) = self.steal_injector(shared) {
-            counters.injector_batches.incr();
             return Some(runnable);
         }
         for victim in victims {

@@ -466,7 +466,6 @@ impl Core {
             }
         }
         if let Some(runnable) = self.steal_injector(shared) {
-            self.counters().injector_batches.incr();
             self.announce_deque(shared);
             return Some(runnable);
         }
@@ -574,12 +573,14 @@ impl Core {
     /// [`MIN_INJECTOR_BATCH`] to [`MAX_INJECTOR_BATCH`]), so that the first worker woken for a
     /// burst of outside spawns leaves the rest to the workers woken after it (measured:
     /// `docs/performance-notes.md`, "Message passing"). The length is a snapshot: a share a
-    /// little off only moves tasks between workers, which steal them back.
+    /// little off only moves tasks between workers, which steal them back. Counts the batch.
     #[inline]
     pub(super) fn steal_injector(&self, shared: &Shared) -> Option<Runnable> {
         let injector = &shared.injector;
         let share = injector_share(injector.len(), shared.workers());
-        retry(|| injector.steal_batch_with_limit_and_pop(&self.local, share))
+        let first = retry(|| injector.steal_batch_with_limit_and_pop(&self.local, share))?;
+        self.counters().injector_batches.incr();
+        Some(first)
     }
 
     /// At the fairness interval: this worker's share of the injector (its length divided by the
