@@ -55,12 +55,14 @@ pub enum SlowPollKind {
 ///     .on_slow_poll(move |report| drop(tx.lock().unwrap().send(report.clone())))
 ///     .build()
 ///     .unwrap();
-/// let handle = crew::task::Builder::new().name("sleepy").spawn_on(&pool, async {
-///     std::thread::sleep(Duration::from_millis(50)); // blocks its worker: a slow poll
+/// let (release, released) = mpsc::channel::<()>();
+/// let handle = crew::task::Builder::new().name("blocked").spawn_on(&pool, async move {
+///     released.recv().unwrap(); // blocks its worker until the report came: a slow poll
 /// });
-/// crew::block_on(handle);
 /// let report = rx.recv().unwrap();
-/// assert_eq!(report.task().and_then(|task| task.name()), Some("sleepy"));
+/// release.send(()).unwrap();
+/// crew::block_on(handle);
+/// assert_eq!(report.task().and_then(|task| task.name()), Some("blocked"));
 /// assert!(report.elapsed() >= Duration::from_millis(5));
 /// ```
 #[derive(Debug, Clone)]

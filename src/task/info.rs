@@ -111,10 +111,13 @@ impl fmt::Display for TaskId {
 ///     .on_slow_poll(move |report| drop(tx.lock().unwrap().send(report.task().cloned())))
 ///     .build()
 ///     .unwrap();
-/// let slow = async { std::thread::sleep(Duration::from_millis(20)) }; // one slow poll
+/// // One slow poll: it blocks its worker until this thread has the report.
+/// let (release, released) = mpsc::channel::<()>();
+/// let slow = async move { released.recv().unwrap() };
 /// let builder = crew::task::Builder::new().name("fetch");
 /// let (handle, line) = (builder.spawn_on(&pool, slow), line!());
 /// let info = rx.recv().unwrap().expect("the hook records each poll's task");
+/// release.send(()).unwrap();
 /// assert_eq!(info.name(), Some("fetch"));
 /// assert_eq!((info.location().file(), info.location().line()), (file!(), line));
 /// assert_eq!(info.id(), handle.id());
