@@ -22,7 +22,7 @@ use std::hash::{BuildHasher, Hasher};
 use crate::task::Runnable;
 
 use super::local::LocalHome;
-use super::registry::Registry;
+use super::registry::{Registry, SPAWN_RUN};
 use super::shared::{PoolKind, Shared};
 use super::worker::{Core, Pushed};
 use crate::sync::{thread_local, Arc};
@@ -280,18 +280,31 @@ pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
     Ok(())
 }
 
-/// A number that spreads spawns over the registry's shards: the worker index on a worker
-/// thread; elsewhere a per-thread counter (seeded from a per-thread hash) that moves on at every
-/// spawn, so one thread spawning many tasks does not funnel their completions into one lock.
+/// A number that spreads spawns over the registry's shards in runs of `SPAWN_RUN` spawns (see
+/// `registry.rs`): from the worker index on a worker thread; elsewhere from a per-thread
+/// counter (seeded from a per-thread hash), so one thread spawning many tasks does not funnel
+/// their ends into one lock, and a run's tasks, ending one after another, fill one shard's batch.
 pub(super) fn shard_hint() -> usize {
+    shard_hint_at_spawn() / SPAWN_RUN
+}
+
+/// The spawn count that [`shard_hint`] divides into runs.
+fn shard_hint_at_spawn() -> usize {
     std::thread_local! {
         static NEXT: Cell<Option<usize>> = const { Cell::new(None) };
     }
     let worker = with_core(|_, core| {
         core.spawns = core.spawns.wrapping_add(1);
-        core.index.wrapping_add(core.spawns)
+        // Workers start 17 runs apart (odd, so every shard of a power-of-two count comes
+        // round), so two spawning at once seldom meet.
+        core.index.wrapping_mul(17 * SPAWN_RUN).wrapping_add(core.spawns)
     });
     worker.unwrap_or_else(|| {
+        // Under loom a model's runs must make the same steps: a thread-local outlives a run, and
+        // the shard a spawn lands on decides whether ends fill a batch.
+        if cfg!(loom) {
+            return 0;
+        }
         NEXT.try_with(|next| {
             let hint = next.get().unwrap_or_else(|| {
                 let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();

@@ -623,8 +623,7 @@ where
         Some(registry) => registry
             .register(
                 context::shard_hint(),
-                |entry| {
-                    let registration = Registration::new(registry.clone(), entry);
+                |registration: Registration| {
                     task::build_local::<P, _, _, _>(
                         TaskMeta::new(info, None),
                         (end, registration),

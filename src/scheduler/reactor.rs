@@ -197,6 +197,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
     use std::task::{Context, Poll, Wake, Waker};
+    use std::time::Instant;
 
     use super::{Core, Park};
     use crate::scheduler::shared::{PoolKind, Shared};
@@ -231,8 +232,14 @@ mod tests {
     }
 
     /// How many periodic turns `core` asks for over `picks` picks, each picked task putting a new
-    /// one in the LIFO slot if `chain` (a chain of wakes), else taken from a deque of `picks`.
+    /// one in the LIFO slot if `chain` (a chain of wakes), else taken from a deque of `picks`;
+    /// each pick as if the last turn were `REACTOR_TURN_GAP` ago or longer.
     fn periodic_turns(in_reactor: bool, chain: bool, picks: usize) -> usize {
+        periodic_turns_within(in_reactor, chain, picks, None)
+    }
+
+    /// As `periodic_turns`, with the last turn at `last` before each pick (`None`: never).
+    fn periodic_turns_within(in_reactor: bool, chain: bool, picks: usize, last: Option<Instant>) -> usize {
         let (shared, mut core) = core_with_task(in_reactor, false);
         if !chain {
             core.take_lifo().unwrap();
@@ -242,6 +249,7 @@ mod tests {
         }
         let mut turns = 0;
         for _ in 0..picks {
+            core.reactor_turn.last = last;
             core.find_task(&shared).expect("a task at every pick");
             if chain {
                 core.push(&shared, task(), false);
@@ -263,6 +271,26 @@ mod tests {
         assert_eq!(periodic_turns(true, true, n * interval * run - 1), n - 1);
         assert_eq!(periodic_turns(false, false, n * interval), 0, "no turn outside the reactor");
         assert_eq!(periodic_turns(false, true, n * interval * run), 0);
+    }
+
+    #[test]
+    fn no_periodic_turn_comes_within_the_gap_of_the_last() {
+        let interval = super::GLOBAL_QUEUE_INTERVAL as usize;
+        // A turn "now" (or later): never `REACTOR_TURN_GAP` ago, however slow this test runs.
+        let now = Some(Instant::now() + std::time::Duration::from_secs(3600));
+        assert_eq!(periodic_turns_within(true, false, 2 * interval, now), 0);
+        // A turn taken marks the time, which gates the next interval's.
+        let (shared, mut core) = core_with_task(true, false);
+        core.take_lifo().unwrap();
+        for _ in 0..interval {
+            core.local.push(task());
+        }
+        let before = Instant::now();
+        for _ in 0..interval {
+            core.find_task(&shared).expect("a task at every pick");
+        }
+        assert!(core.reactor_turn.take_periodic());
+        assert!(core.reactor_turn.last.is_some_and(|last| last >= before));
     }
 
     /// Polls `core` for its next task with a waker that counts its wakes.

@@ -2,14 +2,19 @@
 //! yielded tasks.
 //!
 //! Invariants:
-//! - A worker in the reactor lets it turn once every `GLOBAL_QUEUE_INTERVAL` *ticks* (the
-//!   fairness tick of `worker.rs`), not every that many polls: a task run from the LIFO slot
+//! - A worker in the reactor lets it turn at a fairness tick (every `GLOBAL_QUEUE_INTERVAL`
+//!   *ticks*, `worker.rs`) if its last turn, of either kind, was [`REACTOR_TURN_GAP`] ago or
+//!   more: ticks, not polls, because a task run from the LIFO slot
 //!   continues its waker's tick, so a chain of wakes between two tasks (message passing) turns
 //!   the reactor once per up to `(MAX_LIFO_POLLS + 1) * GLOBAL_QUEUE_INTERVAL` polls, and a turn
 //!   of local tasks counts one tick, so a stream of them turns it once per up to
 //!   `LOCAL_TURN * GLOBAL_QUEUE_INTERVAL` polls, as tokio polls its driver every `event_interval`
-//!   ticks and counts a `LocalSet`'s poll (up to 61 local tasks) as one. A turn through `async_io::block_on` costs
-//!   five syscalls (polling's timer re-arm, `epoll_ctl` twice, `epoll_wait`, the eventfd read).
+//!   ticks and counts a `LocalSet`'s poll (up to 61 local tasks) as one. The gap, because a turn
+//!   through `async_io::block_on` costs five syscalls when no other thread holds the reactor
+//!   (polling's timer re-arm, `epoll_ctl` twice, `epoll_wait`, the eventfd read; tokio's driver
+//!   one `epoll_wait`): at every tick it took 24% of a yield storm's time and put message
+//!   passing 3 to 5% behind tokio (`docs/performance-notes.md`, "What the periodic turn costs").
+//!   So a pool kept busy handles I/O and timer events within about 250 µs plus one tick.
 //! - Before a worker in the reactor runs its deferred tasks for want of other work, it lets the
 //!   reactor turn once without blocking, at most once per [`REACTOR_TURN_GAP`], so that tasks
 //!   woken by I/O and timers run before tasks that merely yielded (tokio polls its driver before
@@ -22,11 +27,11 @@
 
 use std::time::{Duration, Instant};
 
-/// A worker gives the reactor a turn before its deferred tasks at most once per this long. A
-/// turn costs several syscalls (polling's epoll wait and timer re-arm), so a turn at every yield
-/// of a lone task that yields fast slows it down (measured: `docs/performance-notes.md`,
-/// "Yielding and the reactor"). Tasks that compute for longer than this between yields get a
-/// turn before every one of their runs.
+/// A worker gives the reactor a turn (periodic, or before its deferred tasks) at most once per
+/// this long. A turn costs several syscalls (polling's epoll wait and timer re-arm), so a turn at
+/// every yield of a lone task that yields fast slows it down, and one every 61 ticks slows
+/// message passing (measured: `docs/performance-notes.md`, "Yielding and the reactor"). Tasks
+/// that compute for longer than this between yields get a turn before every one of their runs.
 pub(super) const REACTOR_TURN_GAP: Duration = Duration::from_micros(250);
 
 /// Where a core stands on the reactor's turn before its deferred tasks.
@@ -58,16 +63,21 @@ impl ReactorTurn {
     }
 
     /// Called at each fairness tick (every `GLOBAL_QUEUE_INTERVAL` ticks): a worker in the
-    /// reactor lets it turn once the task it picks at this tick has run.
+    /// reactor lets it turn once the task it picks at this tick has run, unless it gave the
+    /// reactor a turn less than [`REACTOR_TURN_GAP`] ago.
     #[inline]
     pub(super) fn interval_reached(&mut self) {
-        self.periodic = self.step != Step::Off;
+        self.periodic = self.step != Step::Off && self.due();
     }
 
-    /// True once if the periodic turn is due: the loop then gives it.
+    /// True once if the periodic turn is due: the loop then gives it (now).
     #[inline]
     pub(super) fn take_periodic(&mut self) -> bool {
-        std::mem::replace(&mut self.periodic, false)
+        let periodic = std::mem::replace(&mut self.periodic, false);
+        if periodic {
+            self.last = Some(Instant::now());
+        }
+        periodic
     }
 
     /// The worker parks inside the reactor, which then turns anyway: no periodic turn is due.
@@ -107,7 +117,8 @@ impl ReactorTurn {
         true
     }
 
-    /// True if the reactor had no turn before the deferred tasks for [`REACTOR_TURN_GAP`].
+    /// True if this worker gave the reactor no turn (periodic or before its deferred tasks) for
+    /// [`REACTOR_TURN_GAP`].
     fn due(&self) -> bool {
         self.last.map_or(true, |last| last.elapsed() >= REACTOR_TURN_GAP)
     }

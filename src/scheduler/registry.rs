@@ -4,49 +4,59 @@
 //! - Every task spawned on a private pool holds one entry (its waker) from the moment it is
 //!   spawned until its future is dropped — after completing, on cancellation, or at shutdown —
 //!   whichever comes first; the task's future removes the entry in its `Drop`.
-//! - [`Registry::close`] marks every shard closed and returns every registered waker, under the
-//!   shard locks, exactly once. After that, `register` refuses (the caller drops the new task)
-//!   and `remove` is a no-op. Waking the returned wakers after the pool stopped makes each task
-//!   be scheduled into a closed pool, which drops its future.
-//! - No user code runs while a shard lock is held: spawning (the allocation and moving the
-//!   future in) and cloning a waker run no user code, and wakers are woken after unlocking.
-//! - Entries are spread over shards by the spawning thread (round robin), so workers spawning
-//!   concurrently rarely share a lock; and there are many shards (32 per worker, up to 64), so
-//!   a thread spawning and the workers removing the entries of tasks that ended seldom meet on
-//!   one either (fewer shards measured: `docs/performance-notes.md`, "Remote spawn"). The
-//!   global pool has a registry only with the task dump on: it is never dropped.
-//! - Each shard's count of entries is kept, under its lock, in a counter that the metrics read
-//!   without locking ([`Registry::live`]).
-//! - A spawn registers on the spawning thread and the task's end removes on the thread that ran
-//!   it, so the lines a registration touches move between threads at nearly every spawn and
-//!   end: a shard (its lock, its fields, its count) is one cache line on 64-bit Linux, and the
-//!   registry's `Arc` counts, written at every spawn and end, share no line with the shard
-//!   table's pointer, read at both (`docs/performance-notes.md`, "Remote spawn").
+//! - A removal is counted at once (the count of live tasks is exact as soon as the future is
+//!   dropped), but the entry is vacated in a batch: a shard's ended entries are listed on the
+//!   shard's ending side, and the removal that fills the list to [`ENDED_BATCH`] vacates them
+//!   all under the shard's lock at once. Until then an ended task's waker keeps its allocation
+//!   (not its future, already dropped): at most `ENDED_BATCH - 1` tasks per shard. With task
+//!   records on (the task dump) every removal vacates at once, so the dump lists no ended task.
+//! - [`Registry::close`] marks every shard closed, vacates the ended entries, and returns every
+//!   other registered waker, under the shard locks, exactly once. After that, `register` refuses
+//!   (the caller drops the new task) and a removal is a no-op. Waking the returned wakers after
+//!   the pool stopped makes each task be scheduled into a closed pool, which drops its future.
+//! - Locks nest in one order only: a shard's ending side, then its spawning side. No user code
+//!   runs while either is held: spawning (the allocation and moving the future in) and cloning
+//!   a waker run no user code, and wakers are dropped and woken after unlocking.
+//! - Each shard keeps its two sides on cache lines of their own: the spawning thread registers
+//!   on one and the workers that end its tasks list them on the other, so the two meet once per
+//!   batch, not at every spawn and end. A spawning thread fills one shard with a run of
+//!   [`SPAWN_RUN`] spawns before it moves to the next (`context::shard_hint`), so the tasks that
+//!   end one after another on a worker are mostly listed on one shard's line; and there are many
+//!   shards (32 per worker, up to 64), so threads spawning or ending at once rarely share one.
+//!   The global pool has a registry only with the task dump on: it is never dropped.
+//! - The count of live tasks is two monotonic counts per shard, registrations (written under the
+//!   spawning side's lock) and removals (under the ending side's), which the metrics read
+//!   without locking ([`Registry::live`]): removals first, so a task that ends meanwhile counts
+//!   as live rather than as ended and never registered. `close` evens them out.
+//! - A task's entry holds its shard through an `Arc` (a registration's reference), whose count
+//!   is on a line of its own, apart from both sides.
 
 use std::task::Waker;
 
 use crate::sync::{lock, Arc, CachePadded, Mutex, SingleWriterCounter};
 use crate::task::{OnTaskEnd, TaskInfo};
 
-const SHARD_BITS: u32 = 6;
-const MAX_SHARDS: usize = 1 << SHARD_BITS;
+/// The most shards a registry has.
+const MAX_SHARDS: usize = 64;
+
+/// Ended entries a shard lists before it vacates them together (see the module docs).
+pub(super) const ENDED_BATCH: usize = 32;
+
+/// Spawns a thread registers on one shard before it moves to the next: as many as a batch of
+/// ended entries, so that a run of tasks ending on one worker fills one shard's list.
+pub(super) const SPAWN_RUN: usize = ENDED_BATCH;
+
 /// A task's entry in its pool's registry, which is also its count of live tasks: removed when
 /// the task ends.
 #[derive(Debug)]
 pub(crate) struct Registration {
-    registry: Arc<Registry>,
-    key: Key,
-}
-
-impl Registration {
-    pub(super) fn new(registry: Arc<Registry>, key: Key) -> Registration {
-        Registration { registry, key }
-    }
+    shard: Arc<ShardPair>,
+    entry: usize,
 }
 
 impl OnTaskEnd for Registration {
     fn task_ended(&mut self) {
-        self.registry.remove(self.key);
+        self.shard.remove(self.entry);
     }
 }
 
@@ -57,20 +67,43 @@ const ENTRIES_PER_SHARD: usize = 8;
 
 #[derive(Debug)]
 pub(crate) struct Registry {
-    /// Padded: the registry lives in an `Arc` whose count every spawn raises and every task's
-    /// end lowers, from different threads; every `register` and `remove` reads this pointer,
-    /// which must not share that line.
-    shards: CachePadded<Box<[CachePadded<ShardCell>]>>,
+    /// Read at every spawn (never written after the registry is made): each shard's `Arc`
+    /// count, written by every registration made and dropped, is in the shard's allocation.
+    shards: Box<[Arc<ShardPair>]>,
 }
 
-/// A shard and its count of registered tasks, which `register` and `remove` set under the
-/// shard's lock, so that [`Registry::live`] reads it without taking any lock. One cache line
-/// on 64-bit Linux (a unit test checks it): the spawning thread and the workers that end its
-/// tasks hand the lock back and forth, and each hand-over moves every line the cell spans.
+/// A shard: its spawning side and its ending side, each on cache lines of its own (see the
+/// module docs).
 #[derive(Debug)]
-struct ShardCell {
+struct ShardPair {
+    spawning: CachePadded<Spawning>,
+    ending: CachePadded<Ending>,
+    /// Entries listed before they are vacated: [`ENDED_BATCH`], or 1 with task records on.
+    batch: usize,
+}
+
+/// Where spawns register.
+#[derive(Debug)]
+struct Spawning {
     shard: Mutex<Shard>,
-    live: SingleWriterCounter,
+    /// Registrations ever made, written under `shard`'s lock.
+    registered: SingleWriterCounter,
+}
+
+/// Where ended tasks are listed until their entries are vacated in a batch.
+#[derive(Debug)]
+struct Ending {
+    ended: Mutex<Ended>,
+    /// Removals ever counted, written under `ended`'s lock.
+    removed: SingleWriterCounter,
+}
+
+/// The entries of tasks that ended, not yet vacated.
+#[derive(Debug)]
+struct Ended {
+    entries: [usize; ENDED_BATCH],
+    len: usize,
+    closed: bool,
 }
 
 #[derive(Debug)]
@@ -79,8 +112,7 @@ struct Shard {
     /// Head of the free list of vacant entries (`usize::MAX` if none).
     free: usize,
     /// With task records on (the task dump): each occupied entry's task identity, by entry
-    /// index; `None` otherwise, so that an entry stays two words. Boxed: one word here instead
-    /// of a vector's three keeps the cell on one line.
+    /// index; `None` otherwise, so that an entry stays two words.
     #[allow(clippy::box_collection)]
     infos: Option<Box<Vec<Option<TaskInfo>>>>,
     closed: bool,
@@ -91,45 +123,38 @@ enum Entry {
     Vacant {
         next_free: usize,
     },
-    /// A live task's waker.
+    /// A live task's waker (or, listed on the ending side, an ended one's).
     Occupied(Waker),
 }
 
-/// Where a registered task's entry lives: a shard and an index into its entries, packed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Key(usize);
-
-impl Key {
-    fn new(shard: usize, entry: usize) -> Key {
-        Key((entry << SHARD_BITS) | shard)
-    }
-
-    fn shard(self) -> usize {
-        self.0 & (MAX_SHARDS - 1)
-    }
-
-    fn entry(self) -> usize {
-        self.0 >> SHARD_BITS
-    }
-}
-
 impl Registry {
-    /// A registry with enough shards for `workers` threads spawning and removing at once.
-    pub(crate) fn new(workers: usize) -> Registry {
+    /// A registry with enough shards for `workers` threads spawning and removing at once;
+    /// `records`: the pool keeps task records (every removal then vacates at once).
+    pub(crate) fn new(workers: usize, records: bool) -> Registry {
         // Under loom, 4 per worker: `close` locks every shard, and each lock is a step the
         // models explore.
         let per_worker = crate::sync::shrunk_under_loom(32, 4);
         let shards = (workers * per_worker).next_power_of_two().min(MAX_SHARDS);
-        let cell = || {
-            let shard = Shard::with_capacity(ENTRIES_PER_SHARD);
-            CachePadded::new(ShardCell { shard: Mutex::new(shard), live: SingleWriterCounter::default() })
+        let batch = if records { 1 } else { crate::sync::shrunk_under_loom(ENDED_BATCH, 2) };
+        let pair = || {
+            Arc::new(ShardPair {
+                spawning: CachePadded::new(Spawning {
+                    shard: Mutex::new(Shard::with_capacity(ENTRIES_PER_SHARD)),
+                    registered: SingleWriterCounter::default(),
+                }),
+                ending: CachePadded::new(Ending {
+                    ended: Mutex::new(Ended { entries: [0; ENDED_BATCH], len: 0, closed: false }),
+                    removed: SingleWriterCounter::default(),
+                }),
+                batch,
+            })
         };
-        Registry { shards: CachePadded::new((0..shards).map(|_| cell()).collect()) }
+        Registry { shards: (0..shards).map(|_| pair()).collect() }
     }
 
-    /// Registers a task created by `spawn(key)`, keeping the waker that `waker_of` returns.
-    /// Once the registry is closed, gives `spawn` back uncalled, to be dropped by the caller
-    /// outside the lock.
+    /// Registers a task created by `spawn(registration)`, keeping the waker that `waker_of`
+    /// returns. Once the registry is closed, gives `spawn` back uncalled, to be dropped by the
+    /// caller outside the lock.
     pub(crate) fn register<S, R>(
         &self,
         hint: usize,
@@ -137,49 +162,23 @@ impl Registry {
         waker_of: impl FnOnce(&R) -> (Waker, Option<TaskInfo>),
     ) -> Result<R, S>
     where
-        S: FnOnce(Key) -> R,
+        S: FnOnce(Registration) -> R,
     {
-        let shard_index = hint & (self.shards.len() - 1);
-        let cell = &self.shards[shard_index];
-        let mut shard = lock(&cell.shard);
+        let pair = &self.shards[hint & (self.shards.len() - 1)];
+        let mut shard = lock(&pair.spawning.shard);
         if shard.closed {
             return Err(spawn);
         }
         let entry = shard.vacant_entry();
-        let spawned = spawn(Key::new(shard_index, entry));
+        let spawned = spawn(Registration { shard: pair.clone(), entry });
         let (waker, info) = waker_of(&spawned);
         shard.occupy(entry, waker);
         if let Some(info) = info {
             shard.keep_info(entry, info);
         }
         // Written under the shard's lock: one writer at a time.
-        cell.live.incr();
+        pair.spawning.registered.incr();
         Ok(spawned)
-    }
-
-    /// Removes a task's entry (no-op once the registry is closed), marking its record ended.
-    pub(crate) fn remove(&self, key: Key) {
-        let waker = {
-            let cell = &self.shards[key.shard()];
-            let mut shard = lock(&cell.shard);
-            if shard.closed {
-                return;
-            }
-            let waker = shard.vacate(key.entry());
-            if waker.is_some() {
-                // Under the shard's lock, as in `register`.
-                cell.live.decr();
-            }
-            if shard.infos.is_some() {
-                // Task records on: the identity goes too, dropped after unlocking.
-                let info = shard.take_info(key.entry());
-                drop(shard);
-                drop(info);
-            }
-            waker
-        };
-        // Dropped outside the lock: dropping a waker can drop its task.
-        drop(waker);
     }
 
     /// The identities of the registered tasks that have a record (see `Pool::dump`). Each shard
@@ -187,8 +186,8 @@ impl Registry {
     /// user code runs, and spawns on other shards go on meanwhile.
     pub(crate) fn recorded(&self) -> Vec<TaskInfo> {
         let mut infos = Vec::new();
-        for cell in self.shards.iter() {
-            let shard = lock(&cell.shard);
+        for pair in self.shards.iter() {
+            let shard = lock(&pair.spawning.shard);
             infos.extend(shard.infos.iter().flat_map(|infos| infos.iter()).flatten().cloned());
         }
         infos
@@ -197,16 +196,25 @@ impl Registry {
     /// Closes every shard and returns the wakers of every still-registered task.
     pub(crate) fn close(&self) -> Vec<Waker> {
         let mut wakers = Vec::new();
-        for cell in self.shards.iter() {
-            let mut shard = lock(&cell.shard);
-            shard.closed = true;
-            shard.free = usize::MAX;
-            cell.live.set(0);
-            wakers.extend(shard.entries.drain(..).filter_map(|entry| match entry {
-                Entry::Occupied(waker) => Some(waker),
-                Entry::Vacant { .. } => None,
-            }));
-            shard.infos = None;
+        for pair in self.shards.iter() {
+            let ended = {
+                let mut listed = lock(&pair.ending.ended);
+                let mut shard = lock(&pair.spawning.shard);
+                listed.closed = true;
+                let ended = listed.drain_into(&mut shard);
+                shard.closed = true;
+                shard.free = usize::MAX;
+                wakers.extend(shard.entries.drain(..).filter_map(|entry| match entry {
+                    Entry::Occupied(waker) => Some(waker),
+                    Entry::Vacant { .. } => None,
+                }));
+                shard.infos = None;
+                // Under both locks: the counts even out, and nothing counts after this.
+                pair.spawning.registered.set(pair.ending.removed.get());
+                ended
+            };
+            // Dropped outside the locks: dropping a waker can drop its task.
+            drop(ended);
         }
         wakers
     }
@@ -216,15 +224,72 @@ impl Registry {
     fn len(&self) -> usize {
         self.shards
             .iter()
-            .map(|cell| lock(&cell.shard).entries.iter().filter(|s| matches!(s, Entry::Occupied(..))).count())
+            .map(|pair| {
+                let listed = lock(&pair.ending.ended).len;
+                let shard = lock(&pair.spawning.shard);
+                shard.entries.iter().filter(|s| matches!(s, Entry::Occupied(..))).count() - listed
+            })
             .sum()
     }
 
-    /// The number of registered tasks (0 once closed), without taking a lock: each shard's count
-    /// as last written, so a little behind while tasks come and go.
+    /// The number of registered tasks (0 once closed), without taking a lock: each shard's
+    /// counts as last written, so a little behind while tasks come and go.
     pub(crate) fn live(&self) -> u64 {
-        self.shards.iter().map(|cell| cell.live.get()).sum()
+        // Removals first (see the module docs).
+        let removed: u64 = self.shards.iter().map(|pair| pair.ending.removed.get()).sum();
+        let registered: u64 = self.shards.iter().map(|pair| pair.spawning.registered.get()).sum();
+        registered.saturating_sub(removed)
     }
+}
+
+impl ShardPair {
+    /// Removes a task's entry (no-op once the registry is closed), marking its record ended:
+    /// counted now, vacated with its batch.
+    fn remove(&self, entry: usize) {
+        let mut listed = lock(&self.ending.ended);
+        if listed.closed {
+            return;
+        }
+        // Written under the ending side's lock: one writer at a time.
+        self.ending.removed.incr();
+        let len = listed.len;
+        listed.entries[len] = entry;
+        listed.len = len + 1;
+        if listed.len < self.batch {
+            return;
+        }
+        let vacated = {
+            let mut shard = lock(&self.spawning.shard);
+            listed.drain_into(&mut shard)
+        };
+        drop(listed);
+        // Dropped outside the locks: dropping a waker can drop its task.
+        drop(vacated);
+    }
+}
+
+impl Ended {
+    /// Vacates every listed entry in `shard` (its lock held), returning what they held: the
+    /// ended tasks' wakers, and their identities with task records on, to be dropped after
+    /// unlocking.
+    fn drain_into(&mut self, shard: &mut Shard) -> Vacated {
+        let mut vacated = Vacated { wakers: [const { None }; ENDED_BATCH], infos: [const { None }; ENDED_BATCH] };
+        for (index, &entry) in self.entries[..self.len].iter().enumerate() {
+            vacated.wakers[index] = shard.vacate(entry);
+            if shard.infos.is_some() {
+                vacated.infos[index] = shard.take_info(entry);
+            }
+        }
+        self.len = 0;
+        vacated
+    }
+}
+
+/// What vacated entries held, dropped by the caller once it holds no lock.
+struct Vacated {
+    wakers: [Option<Waker>; ENDED_BATCH],
+    /// Their identities, with task records on.
+    infos: [Option<TaskInfo>; ENDED_BATCH],
 }
 
 impl Shard {
@@ -289,49 +354,93 @@ impl Shard {
 
 #[cfg(test)]
 mod tests {
+    use std::task::Wake;
+
     use super::*;
 
-    fn noop() -> Waker {
-        futures::task::noop_waker()
+    /// A waker whose clones this test counts (its `Arc`'s strong count, less the test's own).
+    struct Counted;
+
+    impl Wake for Counted {
+        fn wake(self: std::sync::Arc<Self>) {}
     }
 
-    fn register(registry: &Registry, hint: usize) -> Key {
-        registry.register(hint, |k| k, |_| (noop(), None)).ok().expect("the registry is open")
+    fn counted() -> (std::sync::Arc<Counted>, Waker) {
+        let counted = std::sync::Arc::new(Counted);
+        (counted.clone(), Waker::from(counted))
     }
 
-    /// The layout `ShardCell`'s docs promise, where std's mutex is a futex word and a flag.
+    fn register(registry: &Registry, hint: usize, waker: Waker) -> Registration {
+        registry.register(hint, |registration| registration, |_| (waker, None)).ok().expect("the registry is open")
+    }
+
+    fn noop(registry: &Registry, hint: usize) -> Registration {
+        register(registry, hint, futures::task::noop_waker())
+    }
+
+    /// The layout the module docs promise, where std's mutex is a futex word and a flag.
     #[test]
     #[cfg(all(not(loom), target_os = "linux", target_pointer_width = "64"))]
-    fn a_shard_cell_fits_one_cache_line() {
-        assert!(std::mem::size_of::<ShardCell>() <= 64, "{} bytes", std::mem::size_of::<ShardCell>());
-        assert_eq!(std::mem::align_of::<Registry>(), std::mem::align_of::<CachePadded<u8>>());
+    fn the_spawning_side_fits_one_cache_line_and_the_arc_counts_sit_apart() {
+        assert!(std::mem::size_of::<Spawning>() <= 64, "{} bytes", std::mem::size_of::<Spawning>());
+        // The `Arc`'s counts come before the shard, which is aligned to a line pair of its own.
+        assert_eq!(std::mem::align_of::<ShardPair>(), std::mem::align_of::<CachePadded<u8>>());
     }
 
     #[test]
-    fn keys_round_trip_and_entries_are_reused() {
-        let registry = Registry::new(2);
-        let a = register(&registry, 1);
-        let b = register(&registry, 1);
-        assert_ne!(a, b);
-        assert_eq!((a.shard(), b.shard()), (1, 1));
+    fn with_records_each_removal_vacates_its_entry_at_once() {
+        let registry = Registry::new(2, true);
+        let mut a = noop(&registry, 1);
+        let b = noop(&registry, 1);
+        assert!(Arc::ptr_eq(&a.shard, &b.shard));
+        assert_ne!(a.entry, b.entry);
         assert_eq!((registry.len(), registry.live()), (2, 2));
-        registry.remove(a);
-        assert_eq!(registry.live(), 1);
-        let c = register(&registry, 1);
-        assert_eq!(c, a, "the vacated entry is reused");
+        a.task_ended();
+        assert_eq!((registry.len(), registry.live()), (1, 1));
+        let c = noop(&registry, 1);
+        assert_eq!(c.entry, a.entry, "the vacated entry is reused");
         assert_eq!((registry.len(), registry.live()), (2, 2));
     }
 
     #[test]
-    fn close_returns_each_waker_once_and_refuses_new_tasks() {
-        let registry = Registry::new(1);
-        let keys: Vec<Key> = (0..10).map(|i| register(&registry, i)).collect();
-        registry.remove(keys[3]);
+    fn removals_count_at_once_and_vacate_a_batch_together() {
+        let registry = Registry::new(1, false);
+        let batch = registry.shards[0].batch;
+        let (counted, waker) = counted();
+        let mut tasks: Vec<Registration> = (0..batch).map(|_| register(&registry, 0, waker.clone())).collect();
+        assert_eq!(std::sync::Arc::strong_count(&counted), batch + 2);
+        for (ended, task) in tasks.iter_mut().enumerate().take(batch - 1) {
+            task.task_ended();
+            assert_eq!(registry.live(), (batch - ended - 1) as u64, "a removal counts at once");
+        }
+        assert_eq!(registry.len(), 1);
+        // Listed, not yet vacated: their wakers are kept, and their entries are not reused.
+        assert_eq!(std::sync::Arc::strong_count(&counted), batch + 2);
+        let fresh = noop(&registry, 0);
+        assert!(tasks.iter().all(|task| task.entry != fresh.entry));
+        // The batch's last removal vacates them all.
+        tasks[batch - 1].task_ended();
+        assert_eq!((registry.len(), registry.live()), (1, 1));
+        assert_eq!(std::sync::Arc::strong_count(&counted), 2);
+        let reused = noop(&registry, 0);
+        assert!(tasks.iter().any(|task| task.entry == reused.entry), "a vacated entry is reused");
+    }
+
+    #[test]
+    fn close_returns_each_live_waker_once_and_refuses_new_tasks() {
+        let registry = Registry::new(1, false);
+        let (counted, waker) = counted();
+        let mut tasks: Vec<Registration> = (0..10).map(|i| register(&registry, i, waker.clone())).collect();
+        tasks[3].task_ended();
         assert_eq!(registry.live(), 9);
-        assert_eq!(registry.close().len(), 9);
+        let wakers = registry.close();
+        assert_eq!(wakers.len(), 9, "the ended task's waker is dropped, not returned");
+        drop(wakers);
+        assert_eq!(std::sync::Arc::strong_count(&counted), 2);
         assert_eq!(registry.live(), 0);
         assert!(registry.close().is_empty());
-        assert!(registry.register(0, |k| k, |_| (noop(), None)).is_err());
-        registry.remove(keys[4]); // no-op after close
+        assert!(registry.register(0, |registration| registration, |_| (waker.clone(), None)).is_err());
+        tasks[4].task_ended(); // no-op after close
+        assert_eq!(registry.live(), 0);
     }
 }

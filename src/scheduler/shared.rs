@@ -137,8 +137,8 @@ impl Shared {
             clock: Clock::start(),
             registry: match kind {
                 // The global pool registers its tasks only for the task dump.
-                PoolKind::Global => config.task_dump.then(|| Arc::new(Registry::new(workers))),
-                PoolKind::Private => Some(Arc::new(Registry::new(workers))),
+                PoolKind::Global => config.task_dump.then(|| Arc::new(Registry::new(workers, true))),
+                PoolKind::Private => Some(Arc::new(Registry::new(workers, config.task_dump))),
             },
             spinning: CachePadded::new(AtomicBool::new(false)),
             shutdown: AtomicBool::new(false),

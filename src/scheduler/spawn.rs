@@ -66,8 +66,7 @@ impl Shared {
         let info = if records { info.with_record() } else { info };
         // For a refused spawn's handle: `build` is given back with `info` inside it.
         let (id, location) = (info.id(), info.location());
-        let build = |key| {
-            let registration = Registration::new(registry.clone(), key);
+        let build = |registration: Registration| {
             task.build::<P, S, _>(TaskMeta::new(info, pool), (registration, end), schedule)
         };
         let entry = |(runnable, _): &(Runnable, JoinHandle<B::Output, P>)| {
