@@ -26,8 +26,9 @@
 //!   The global pool has a registry only with the task dump on: it is never dropped.
 //! - The count of live tasks is two monotonic counts per shard, registrations (written under the
 //!   spawning side's lock) and removals (under the ending side's), which the metrics read
-//!   without locking ([`Registry::live`]): removals first, so a task that ends meanwhile counts
-//!   as live rather than as ended and never registered. `close` evens them out.
+//!   without locking ([`Registry::live`]), removals first. The loads are relaxed, so while
+//!   tasks come and go a snapshot may be a little off either way (never below zero); it is
+//!   exact once the tasks it counts have ended and been joined. `close` evens the counts out.
 //! - A task's entry holds its shard through an `Arc` (a registration's reference), whose count
 //!   is on a line of its own, apart from both sides.
 
@@ -235,7 +236,7 @@ impl Registry {
     /// The number of registered tasks (0 once closed), without taking a lock: each shard's
     /// counts as last written, so a little behind while tasks come and go.
     pub(crate) fn live(&self) -> u64 {
-        // Removals first (see the module docs).
+        // Removals first (see the module docs for what a snapshot promises).
         let removed: u64 = self.shards.iter().map(|pair| pair.ending.removed.get()).sum();
         let registered: u64 = self.shards.iter().map(|pair| pair.spawning.registered.get()).sum();
         registered.saturating_sub(removed)
