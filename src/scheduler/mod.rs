@@ -49,8 +49,9 @@
 //!   an ordinary task's does), and, inside the reactor, lets the reactor turn without blocking
 //!   if its last turn was `REACTOR_TURN_GAP` (250 µs) ago or more (`reactor.rs`,
 //!   `reactor_turn.rs`; at the latest every `MAX_POLLS_PER_TURN` = 61 × 61 polls). It also lets
-//!   the reactor turn before it runs deferred tasks, under the same gap. A parked watcher looks at a busy owner's LIFO
-//!   slot every `WATCH_INTERVAL` (250 µs, `watch.rs`), and keeps the role while an owner polls.
+//!   the reactor turn before it runs deferred tasks, under the same gap. A parked watcher looks
+//!   at a busy owner's LIFO slot every `WATCH_INTERVAL` (250 µs, `watch.rs`), and keeps the role
+//!   while an owner polls.
 //! - **A stuck poll holds up only itself** (`progress.rs`, `watch.rs`, `monitor.rs`). Each
 //!   worker marks the start and end of every poll in its progress word; a word that shows one
 //!   poll across an interval is a stuck worker. A parked watcher rescues its LIFO task after

@@ -4,17 +4,17 @@
 //! Invariants:
 //! - A worker in the reactor lets it turn at a fairness tick (every `GLOBAL_QUEUE_INTERVAL`
 //!   *ticks*, `worker.rs`) if its last turn, of either kind, was [`REACTOR_TURN_GAP`] ago or
-//!   more: ticks, not polls, because a task run from the LIFO slot
-//!   continues its waker's tick, so a chain of wakes between two tasks (message passing) turns
-//!   the reactor once per up to `(MAX_LIFO_POLLS + 1) * GLOBAL_QUEUE_INTERVAL` polls, and a turn
-//!   of local tasks counts one tick, so a stream of them turns it once per up to
-//!   `LOCAL_TURN * GLOBAL_QUEUE_INTERVAL` polls, as tokio polls its driver every `event_interval`
-//!   ticks and counts a `LocalSet`'s poll (up to 61 local tasks) as one. The gap, because a turn
-//!   through `async_io::block_on` costs five syscalls when no other thread holds the reactor
-//!   (polling's timer re-arm, `epoll_ctl` twice, `epoll_wait`, the eventfd read; tokio's driver
-//!   one `epoll_wait`): at every tick it took 24% of a yield storm's time and put message
-//!   passing 3 to 5% behind tokio (`docs/performance-notes.md`, "What the periodic turn costs").
-//!   So a pool kept busy handles I/O and timer events within about 250 µs plus one tick.
+//!   more. Ticks, not polls: a task run from the LIFO slot continues its waker's tick, so a
+//!   chain of wakes between two tasks (message passing) turns the reactor once per up to
+//!   `(MAX_LIFO_POLLS + 1) * GLOBAL_QUEUE_INTERVAL` polls, and a turn of local tasks counts one
+//!   tick, so a stream of them turns it once per up to `LOCAL_TURN * GLOBAL_QUEUE_INTERVAL`
+//!   polls, as tokio polls its driver every `event_interval` ticks and counts a `LocalSet`'s
+//!   poll (up to 61 local tasks) as one. The gap, because a turn through `async_io::block_on`
+//!   costs five syscalls when no other thread holds the reactor (polling's timer re-arm,
+//!   `epoll_ctl` twice, `epoll_wait`, the eventfd read; tokio's driver one `epoll_wait`): at
+//!   every tick it took 24% of a yield storm's time and put message passing 3 to 5% behind
+//!   tokio (`docs/performance-notes.md`, "What the periodic turn costs"). So a pool kept busy
+//!   handles I/O and timer events within about 250 µs plus one tick.
 //! - Before a worker in the reactor runs its deferred tasks for want of other work, it lets the
 //!   reactor turn once without blocking, at most once per [`REACTOR_TURN_GAP`], so that tasks
 //!   woken by I/O and timers run before tasks that merely yielded (tokio polls its driver before
