@@ -69,7 +69,7 @@ impl Future for WorkerLoop<'_> {
                 Some(flagged) => Err(flagged),
                 // The periodic turn (or the backstop's), once the poll that ended is recorded: a
                 // turn is not part of a poll.
-                None if core.reactor_turn.take_periodic() || ran == MAX_POLLS_PER_TURN => {
+                None if core.reactor_turn.take_periodic(ran == MAX_POLLS_PER_TURN) => {
                     cx.waker().wake_by_ref();
                     Ok(Poll::Pending)
                 }
@@ -254,7 +254,7 @@ mod tests {
             if chain {
                 core.push(&shared, task(), false);
             }
-            turns += usize::from(core.reactor_turn.take_periodic());
+            turns += usize::from(core.reactor_turn.take_periodic(false));
         }
         turns
     }
@@ -289,7 +289,12 @@ mod tests {
         for _ in 0..interval {
             core.find_task(&shared).expect("a task at every pick");
         }
-        assert!(core.reactor_turn.take_periodic());
+        assert!(core.reactor_turn.take_periodic(false));
+        assert!(core.reactor_turn.last.is_some_and(|last| last >= before));
+        // The backstop's turn, with none due, marks the time too: it gates the next interval's.
+        let (_shared, mut core) = core_with_task(true, false);
+        let before = Instant::now();
+        assert!(core.reactor_turn.take_periodic(true));
         assert!(core.reactor_turn.last.is_some_and(|last| last >= before));
     }
 

@@ -70,14 +70,15 @@ impl ReactorTurn {
         self.periodic = self.step != Step::Off && self.due();
     }
 
-    /// True once if the periodic turn is due: the loop then gives it (now).
+    /// True once if the periodic turn is due, or at once if `backstop` (the loop ran its most
+    /// tasks between two turns): the loop then gives it (now), and the time is kept.
     #[inline]
-    pub(super) fn take_periodic(&mut self) -> bool {
-        let periodic = std::mem::replace(&mut self.periodic, false);
-        if periodic {
+    pub(super) fn take_periodic(&mut self, backstop: bool) -> bool {
+        let turn = std::mem::replace(&mut self.periodic, false) || backstop;
+        if turn {
             self.last = Some(Instant::now());
         }
-        periodic
+        turn
     }
 
     /// The worker parks inside the reactor, which then turns anyway: no periodic turn is due.

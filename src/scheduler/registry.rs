@@ -40,8 +40,13 @@ use crate::task::{OnTaskEnd, TaskInfo};
 /// The most shards a registry has.
 const MAX_SHARDS: usize = 64;
 
-/// Ended entries a shard lists before it vacates them together (see the module docs).
-pub(super) const ENDED_BATCH: usize = 32;
+/// Ended entries a shard lists before it vacates them together (see the module docs). Vacating
+/// frees the tasks whose last reference was their entry's waker, blocks of one size at once:
+/// glibc's per-thread cache keeps 7 blocks of a size, and the rest of a larger batch goes
+/// through the arena's bins. With 32, `busy_chains` (chains of tasks each spawning the next,
+/// beside yielding tasks) took 0.82 of tokio's time, with 7 0.73 (modes probe, the median of six
+/// processes' medians; `docs/performance-notes.md`, "Remote spawn").
+pub(super) const ENDED_BATCH: usize = 7;
 
 /// Spawns a thread registers on one shard before it moves to the next: as many as a batch of
 /// ended entries, so that a run of tasks ending on one worker fills one shard's list.
