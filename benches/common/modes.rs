@@ -1,10 +1,10 @@
 //! The modes probe (`CREW_BENCH_MODES=<workload>`, see [`main`](super::main)): it looks for a
 //! workload's *modes*, spells in which it runs far slower than usual, on one executor or on all
-//! of them. For [`MODE_ROUNDS`] rounds it runs the workload on each executor in turn
-//! ([`MODE_ITERS`] timed iterations after [`MODE_WARM_UP`]) and prints the median of each, with
-//! the machine's [`cache_line_round_trip_ns`] measured before and after the round (a slow round
-//! whose round trips are slow too is the machine's, not an executor's), and what crew's workers
-//! did per iteration (from its metrics).
+//! of them. For [`MODE_ROUNDS`] rounds it runs the workload on each executor in turn, each
+//! round starting with the next one ([`MODE_ITERS`] timed iterations after [`MODE_WARM_UP`]),
+//! and prints the median of each, with the machine's [`cache_line_round_trip_ns`] measured
+//! before and after the round (a slow round whose round trips are slow too is the machine's,
+//! not an executor's), and what crew's workers did per iteration (from its metrics).
 
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
@@ -81,14 +81,26 @@ pub fn modes<W: Workload>() {
     for round in 1..=MODE_ROUNDS {
         let before = cache_line_round_trip_ns();
         let mut crew = None;
-        let mut medians = Vec::new();
-        for name in EXECUTORS {
-            let (median, counts) = with_executor(name, workers, Median::<W>(PhantomData));
-            medians.push(format!("{name} {:.3} ms", median.as_secs_f64() * 1e3));
+        let mut medians = [Duration::ZERO; EXECUTORS.len()];
+        // Each round starts with the next executor, so that none always runs first (right after
+        // the round trip's spinning threads) or last.
+        for turn in 0..EXECUTORS.len() {
+            let index = (round + turn) % EXECUTORS.len();
+            let (median, counts) = with_executor(EXECUTORS[index], workers, Median::<W>(PhantomData));
+            medians[index] = median;
             crew = crew.or(counts);
         }
         let after = cache_line_round_trip_ns();
-        println!("round {round:>2}: {}; round trip {before} ns before, {after} ns after", medians.join(", "));
+        let medians: Vec<String> = EXECUTORS
+            .iter()
+            .zip(medians)
+            .map(|(name, median)| format!("{name} {:.3} ms", median.as_secs_f64() * 1e3))
+            .collect();
+        let first = EXECUTORS[round % EXECUTORS.len()];
+        println!(
+            "round {round:>2}: {}; round trip {before} ns before, {after} ns after; {first} first",
+            medians.join(", ")
+        );
         if let Some(crew) = crew {
             println!("          crew per iteration: {crew}");
         }
