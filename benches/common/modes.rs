@@ -84,8 +84,9 @@ pub fn modes<W: Workload>() {
         let mut medians = [Duration::ZERO; EXECUTORS.len()];
         // Each round starts with the next executor, so that none always runs first (right after
         // the round trip's spinning threads) or last.
+        let first = round % EXECUTORS.len();
         for turn in 0..EXECUTORS.len() {
-            let index = (round + turn) % EXECUTORS.len();
+            let index = (first + turn) % EXECUTORS.len();
             let (median, counts) = with_executor(EXECUTORS[index], workers, Median::<W>(PhantomData));
             medians[index] = median;
             crew = crew.or(counts);
@@ -96,10 +97,10 @@ pub fn modes<W: Workload>() {
             .zip(medians)
             .map(|(name, median)| format!("{name} {:.3} ms", median.as_secs_f64() * 1e3))
             .collect();
-        let first = EXECUTORS[round % EXECUTORS.len()];
         println!(
-            "round {round:>2}: {}; round trip {before} ns before, {after} ns after; {first} first",
-            medians.join(", ")
+            "round {round:>2}: {}; round trip {before} ns before, {after} ns after; {} first",
+            medians.join(", "),
+            EXECUTORS[first]
         );
         if let Some(crew) = crew {
             println!("          crew per iteration: {crew}");
