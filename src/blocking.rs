@@ -24,7 +24,7 @@ use crate::join::JoinHandle;
 use crate::metrics::BlockingMetrics;
 use crate::policy::{Policy, Propagate};
 use crate::sync::{lock, thread, Arc, Condvar, Mutex, SingleWriterCounter};
-use crate::task::{Kind, OnTaskEnd, Runnable, TaskFuture, TaskInfo, TaskMeta};
+use crate::task::{Kind, OnTaskEnd, RawRunnable, Runnable, TaskFuture, TaskInfo, TaskMeta};
 
 /// The most threads the global blocking pool runs at once (tokio's default too).
 pub const MAX_BLOCKING_THREADS: usize = 512;
@@ -97,6 +97,7 @@ where
     T: Send + 'static,
 {
     let task = TaskFuture::<_, P, _>::new(job(f), Blocking, &info);
+    let schedule = move |runnable: RawRunnable| schedule(Runnable::new(runnable));
     let (runnable, task) =
         async_task::Builder::new().metadata(TaskMeta::new(info, None)).spawn(move |_| task, schedule);
     runnable.schedule();

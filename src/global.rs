@@ -24,7 +24,7 @@ use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;
 use crate::scheduler::{PoolKind, Shared};
 use crate::target::Target;
-use crate::task::{Build, OnTaskEnd, Runnable, TaskInfo};
+use crate::task::{Build, OnTaskEnd, RawRunnable, Runnable, TaskInfo};
 
 static GLOBAL: OnceCell<Pool> = OnceCell::new();
 
@@ -153,8 +153,8 @@ where
 {
     // A zero-sized schedule function: async-task then needs no extra reference count bump per
     // schedule, and the task holds no reference to the (never dropped) global pool.
-    let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
-        shared().schedule(runnable, info.woken_while_running);
+    let schedule = WithInfo(|runnable: RawRunnable, info: ScheduleInfo| {
+        shared().schedule(Runnable::new(runnable), info.woken_while_running);
     });
     shared().spawn(info, None, None, task, schedule, (Global, end), place)
 }
@@ -163,8 +163,8 @@ where
 /// worker's inbox (`spawn_pinned`, `scheduler/pinned.rs`).
 #[track_caller]
 pub(crate) fn spawn_pinned_on_global<B: Build>(info: TaskInfo, task: B) -> JoinHandle<B::Output> {
-    let schedule = WithInfo(|runnable: Runnable, info: ScheduleInfo| {
-        shared().schedule(runnable, info.woken_while_running);
+    let schedule = WithInfo(|runnable: RawRunnable, info: ScheduleInfo| {
+        shared().schedule(Runnable::new(runnable), info.woken_while_running);
     });
     let pinned = shared().pinned_core();
     shared().spawn(info, None, Some(pinned), task, schedule, (Global, ()), |handle| handle)

@@ -161,6 +161,102 @@ fn a_leaked_handle_neither_hangs_the_scope_nor_keeps_its_output() {
     });
 }
 
+/// An output that spawns a task into its scope when dropped, `generations` deep: the task it
+/// spawns returns the next such output. Each task, the last one too, yields a while and then
+/// reads and writes the caller's data.
+struct Respawn<'scope, 'env> {
+    scope: &'scope crew::Scope<'scope, 'env>,
+    data: &'env [u64],
+    sums: &'env Mutex<Vec<u64>>,
+    generations: usize,
+}
+
+impl Drop for Respawn<'_, '_> {
+    fn drop(&mut self) {
+        let (scope, data, sums) = (self.scope, self.data, self.sums);
+        let left = self.generations.saturating_sub(1);
+        let late = scope.spawn(async move {
+            // Long enough that a scope that did not wait for this task returned meanwhile.
+            YieldTimes(if cfg!(miri) { 20 } else { 2_000 }).await;
+            sums.lock().unwrap().push(data.iter().sum());
+            (left > 0).then(|| Respawn { scope, data, sums, generations: left })
+        });
+        // Leaked: its output (the next generation) is the scope's to drop.
+        std::mem::forget(late);
+    }
+}
+
+#[test]
+fn an_output_the_scope_drops_may_spawn_and_the_scope_waits_for_that_task() {
+    with_timeout(|| {
+        let data: Vec<u64> = (0..1000).collect();
+        let sums = Mutex::new(Vec::new());
+        crew::scope(|s| {
+            let (data, sums) = (&data[..], &sums);
+            let first = s.spawn(async move { Respawn { scope: s, data, sums, generations: 3 } });
+            while !first.is_finished() {
+                std::thread::yield_now();
+            }
+            // The scope drops the output once every task ended: that drop spawns the next.
+            std::mem::forget(first);
+        });
+        // Read at once: a scope that returned before a late task ended finds fewer sums.
+        let sums = sums.into_inner().unwrap();
+        assert_eq!(sums, [499_500; 3], "every task the outputs' drops spawned ran before scope returned");
+    });
+}
+
+#[test]
+fn a_detached_output_that_spawns_from_its_drop_is_waited_for_too() {
+    with_timeout(|| {
+        let data: Vec<u64> = (0..100).collect();
+        let sums = Mutex::new(Vec::new());
+        crew::scope(|s| {
+            let (data, sums) = (&data[..], &sums);
+            // Dropped handle: the task drops its own output, which spawns (counted first).
+            drop(s.spawn(async move { Respawn { scope: s, data, sums, generations: 2 } }));
+        });
+        assert_eq!(sums.into_inner().unwrap(), [4950; 2]);
+    });
+}
+
+/// A waker whose `wake` panics.
+struct PanickingWaker;
+
+impl std::task::Wake for PanickingWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        panic!("this waker panics");
+    }
+}
+
+#[test]
+fn a_waker_that_panics_when_the_task_ends_makes_the_scope_panic_not_hang() {
+    with_timeout(|| {
+        let go = std::sync::atomic::AtomicBool::new(false);
+        let outputs = AtomicUsize::new(0);
+        let caught = panic::catch_unwind(AssertUnwindSafe(|| {
+            crew::scope(|s| {
+                let (go, outputs) = (&go, &outputs);
+                let mut handle = s.spawn(async move {
+                    while !go.load(Ordering::SeqCst) {
+                        crew::yield_now().await;
+                    }
+                    DropsInto(outputs)
+                });
+                let waker = std::task::Waker::from(std::sync::Arc::new(PanickingWaker));
+                let polled = Pin::new(&mut handle).poll(&mut Context::from_waker(&waker));
+                assert!(polled.is_pending(), "the task waits for `go`");
+                go.store(true, Ordering::SeqCst);
+                // Leaked: the scope drops the output, delivered before the waker panicked.
+                std::mem::forget(handle);
+            })
+        }));
+        let payload = caught.expect_err("the waker's panic is reported as a task's panic nobody saw");
+        assert_eq!(common::payload_message(&*payload), Some(crew::SCOPED_TASK_PANICKED));
+        assert_eq!(outputs.load(Ordering::SeqCst), 1, "the output was kept for the handle, then dropped");
+    });
+}
+
 #[test]
 fn a_panicking_closure_waits_for_every_task_then_resumes_its_panic() {
     with_timeout(|| {

@@ -6,11 +6,17 @@
 //! see the write. One model detaches the task (the task drops its output itself), the other
 //! leaks the handle (the scope drops the output, from the list of slots the task put it in).
 //!
+//! A third model leaks a handle whose output, dropped by the scope's own wait, spawns one more
+//! task into the scope: the scope must wait for that task too.
+//!
 //! Planted bugs: `--cfg crew_bug="scope_end_before_drop"` makes the task leave the count
 //! before its output is dropped; `--cfg crew_bug="scope_relaxed_end"` makes the decrement and
-//! the wait's read `Relaxed` (a wait that can return before the task's writes are visible).
+//! the wait's read `Relaxed` (a wait that can return before the task's writes are visible);
+//! `--cfg crew_bug="scope_wait_once"` makes the scope wait for the count once, then dispose of
+//! the leaked handles' outputs and return (a task their drops spawn outlives the scope).
 #![cfg(loom)]
 
+use crew::{Pool, Scope};
 use crew_loom_tests::support::model;
 use loom::sync::atomic::AtomicUsize;
 use loom::sync::atomic::Ordering::Relaxed;
@@ -48,6 +54,34 @@ fn a_leaked_handles_output_is_dropped_before_scope_returns() {
             std::mem::forget(s.spawn_on(&pool, async move { SetsOnDrop(dropped) }));
         });
         assert_eq!(dropped.load(Relaxed), 1, "scope returned before the leaked handle's output was dropped");
+        drop(pool);
+    });
+}
+
+/// Spawns, when dropped, a task into its scope on `pool` that writes 1 to `dropped`.
+struct SpawnsOnDrop<'scope, 'env> {
+    scope: &'scope Scope<'scope, 'env>,
+    pool: &'env Pool,
+    dropped: &'env AtomicUsize,
+}
+
+impl Drop for SpawnsOnDrop<'_, '_> {
+    fn drop(&mut self) {
+        let dropped = self.dropped;
+        drop(self.scope.spawn_on(self.pool, async move { dropped.store(1, Relaxed) }));
+    }
+}
+
+#[test]
+fn a_task_spawned_by_an_output_the_scope_drops_ends_before_scope_returns() {
+    model(2, || {
+        let pool = crew::Pool::builder().workers(1).build().unwrap();
+        let dropped = AtomicUsize::new(0);
+        crew::scope(|s| {
+            let (pool, dropped) = (&pool, &dropped);
+            std::mem::forget(s.spawn_on(pool, async move { SpawnsOnDrop { scope: s, pool, dropped } }));
+        });
+        assert_eq!(dropped.load(Relaxed), 1, "scope returned before the task its wait's drop spawned ended");
         drop(pool);
     });
 }

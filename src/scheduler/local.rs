@@ -50,7 +50,7 @@ use crate::policy::Policy;
 use crate::sync::thread::LocalKey;
 use crate::sync::{fence, lock, thread_local, Arc, AtomicBool, AtomicUsize, Mutex, Ordering, Parker};
 use crate::sync::{SingleWriterCounter, Unparker};
-use crate::task::{self, Activity, OnTaskEnd, Runnable, TaskInfo, TaskMeta};
+use crate::task::{self, Activity, OnTaskEnd, RawRunnable, Runnable, TaskInfo, TaskMeta};
 
 /// [`LocalHome::core`] of a thread that runs no core.
 const NO_CORE: usize = usize::MAX;
@@ -614,8 +614,9 @@ where
     let info = if registry.is_some() { info.with_record() } else { info };
     // The task holds the home twice (its schedule function, its end); this one moves into it.
     let end = HomeEnd { home: home.clone() };
-    let schedule =
-        WithInfo(move |runnable: Runnable, info: ScheduleInfo| home.schedule(runnable, info.woken_while_running));
+    let schedule = WithInfo(move |runnable: RawRunnable, info: ScheduleInfo| {
+        home.schedule(Runnable::new(runnable), info.woken_while_running)
+    });
     // Without a registry the task carries no registration (24 bytes less in every local
     // task's allocation), as `Shared::spawn` builds an ordinary task.
     let spawned = match registry {

@@ -40,7 +40,7 @@ use super::remote::CurrentPoll;
 use super::shared::Shared;
 use crate::report::{SlowPoll, SlowPollKind};
 use crate::sync::{asymmetric, fence, lock, thread, wait_until, Arc, Deadline, Listener, Ordering};
-use crate::task::Activity;
+use crate::task::{Activity, Runnable};
 
 /// What the monitor remembers of one core between samples.
 #[derive(Debug, Clone, Copy)]
@@ -189,7 +189,7 @@ pub(super) fn take_over(
         shared.counters[index].takeovers.incr();
         shared.note_active(spare.index);
         // The watcher's rescue, done by the monitor: the stuck core's private task.
-        if let Some(runnable) = remote.lifo.take() {
+        if let Some(runnable) = remote.lifo.take().map(Runnable::new) {
             record_queued(shared, &runnable, Activity::Deque(spare.index));
             spare.local.push(runnable);
         }

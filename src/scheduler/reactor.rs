@@ -228,7 +228,7 @@ mod tests {
         let (runnable, task) =
             async_task::Builder::new().metadata(crate::task::TaskMeta::new(info, None)).spawn(|_| async {}, |_| {});
         task.detach();
-        runnable
+        crate::task::Runnable::new(runnable)
     }
 
     /// How many periodic turns `core` asks for over `picks` picks, each picked task putting a new

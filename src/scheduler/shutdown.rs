@@ -132,7 +132,7 @@ impl Shared {
         // cleared below, so that a `spawn_pinned` push that comes after sees it (`pinned.rs`).
         self.slot_states[core.index].active.store(false, Ordering::Relaxed);
         let remote = &self.remotes[core.index];
-        let mut queued: Vec<Runnable> = core.lifo.take().into_iter().collect();
+        let mut queued: Vec<Runnable> = core.lifo.take().map(Runnable::new).into_iter().collect();
         queued.append(&mut remote.deferred.lock());
         queued.extend(std::iter::from_fn(|| Core::take_inbox_of(self, core.index)));
         queued.extend(std::iter::from_fn(|| core.local.pop()));

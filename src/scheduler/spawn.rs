@@ -24,7 +24,7 @@ use super::shared::Shared;
 use crate::join::JoinHandle;
 use crate::policy::Policy;
 use crate::sync::Arc;
-use crate::task::{self, Build, OnTaskEnd, Runnable, TaskInfo, TaskMeta};
+use crate::task::{self, Build, OnTaskEnd, RawRunnable, Runnable, TaskInfo, TaskMeta};
 
 impl Shared {
     /// Spawns `task` (a future, built by [`Build`]) as the task `info` on this pool, scheduled
@@ -111,7 +111,8 @@ impl Shared {
 /// the pool's workers schedules it; else through a clone of the metadata's, since once pushed
 /// the task may run and be freed on another worker while this call still uses the pool.
 pub(crate) fn schedule_private() -> impl Schedule<TaskMeta> + Send + Sync + 'static {
-    WithInfo(|runnable: Runnable, info: ScheduleInfo| {
+    WithInfo(|runnable: RawRunnable, info: ScheduleInfo| {
+        let runnable = Runnable::new(runnable);
         let pool = runnable.metadata().pool().expect("a private pool's task carries its pool");
         let home = Arc::as_ptr(pool);
         let Err(runnable) = context::schedule_on_own_core(home, runnable, info.woken_while_running) else {

@@ -90,7 +90,7 @@ impl Watch {
                 at_work = true;
                 continue;
             }
-            if let Some(runnable) = remote.lifo.take() {
+            if let Some(runnable) = remote.lifo.take().map(Runnable::new) {
                 record_queued(shared, &runnable, Activity::Deque(me));
                 local.push(runnable);
                 shared.counters[me].rescues.incr();

@@ -400,7 +400,7 @@ impl Core {
         }
         self.lifo_filled = true;
         record_queued(shared, &runnable, Activity::Lifo(self.index));
-        match self.lifo.push(runnable) {
+        match self.lifo.push(runnable.into_raw()).map(Runnable::new) {
             Some(previous) => {
                 record_queued(shared, &previous, Activity::Deque(self.index));
                 self.local.push(previous);
@@ -702,7 +702,7 @@ impl Core {
         if !std::mem::replace(&mut self.lifo_filled, false) {
             return None;
         }
-        self.lifo.take()
+        self.lifo.take().map(Runnable::new)
     }
 }
 

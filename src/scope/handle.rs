@@ -4,11 +4,13 @@
 //! Invariants:
 //! - A task delivers its end to its slot once, before its count's end (`task.rs`). If the
 //!   handle is gone by then, the task disposes of the end itself (drops the output; notes a
-//!   panic as unobserved); else the slot keeps it for the handle, and the scope lists the slot.
+//!   panic as unobserved); else the slot keeps it for the handle, the scope lists the slot, and
+//!   then the task wakes the handle's awaiter.
 //! - Whoever takes an end out of a slot disposes of it or hands it on: the handle's poll gives
 //!   it to the awaiter, the handle's drop disposes of it, and the scope, once every task has
 //!   ended, disposes of what is left in the slots it listed (the ends of handles that were
-//!   leaked). So every output is dropped before the scope returns, even a leaked handle's.
+//!   leaked), and waits again if that spawned more. So every output is dropped before the scope
+//!   returns, even a leaked handle's.
 //! - No user code (an output's or payload's `Drop`) runs under a slot's lock.
 
 use std::fmt;
@@ -73,21 +75,15 @@ impl<T> Slot<T> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The task's end: kept for the handle (true: the scope must list the slot), or given back
-    /// to be disposed of by the task (the handle is gone).
-    pub(super) fn deliver(&self, ended: Ended<T>) -> Result<(), Ended<T>> {
-        let waker = {
-            let mut state = self.lock();
-            if state.handle_gone {
-                return Err(ended);
-            }
-            state.ended = Some(ended);
-            state.waker.take()
-        };
-        if let Some(waker) = waker {
-            waker.wake();
+    /// The task's end: kept for the handle (`Ok`, with the awaiter's waker to wake once the
+    /// scope lists the slot), or given back to be disposed of by the task (the handle is gone).
+    pub(super) fn deliver(&self, ended: Ended<T>) -> Result<Option<Waker>, Ended<T>> {
+        let mut state = self.lock();
+        if state.handle_gone {
+            return Err(ended);
         }
-        Ok(())
+        state.ended = Some(ended);
+        Ok(state.waker.take())
     }
 }
 

@@ -3,16 +3,43 @@
 //!
 //! Invariant (what makes it sound, and what `unchecked.rs`'s `unsafe` rests on): [`scope`]
 //! returns or unwinds only after every task spawned into the scope has ended (its future and
-//! its output dropped, or its output handed to a handle bound to the scope), however the
-//! closure or the tasks end: a panic in either, a handle leaked with `mem::forget` (the count is
-//! of tasks' ends, never of handles), a pool that shuts down meanwhile (it drops the tasks'
-//! futures, which ends them).
+//! its output dropped, or its output handed to a handle bound to the scope, and async-task's
+//! last run or drop of its `Runnable` returned), however the closure or the tasks end: a panic
+//! in either, a handle leaked with `mem::forget` (the count is of tasks' ends, never of
+//! handles), a pool that shuts down meanwhile (it drops the tasks' futures, which ends them).
+//!
+//! # Why it is sound
+//!
+//! What borrows `'env` data: the tasks' futures and outputs, and the closure. The closure
+//! returns (or unwinds) before the wait begins. A task is counted before it can run and
+//! uncounted only once its `Runnable` is gone (`count.rs`, `task.rs`). So the wait's work is to
+//! outlast every task, and it must also outlast every piece of user code that can spawn one.
+//! Who can spawn into the scope: whoever holds the `&'scope Scope`, that is the closure, a
+//! running task, and any value that captured the reference, which lives (by `'scope`) in the
+//! closure's frame, a task's future or output, or a handle's end. The user code that runs
+//! *inside* the scope's own wait, and so after the closure returned, is:
+//! - the drop of an end whose handle was leaked (its output's `Drop`, or a panic payload's),
+//!   which the scope itself disposes of: it may spawn, so the wait loops (count zero, then
+//!   dispose of the unclaimed ends, then wait again) and returns only when the count is zero
+//!   *and* no unclaimed end was left (`wait_for_every_task`);
+//! - a task's own end: its future's and output's drops, and the wake of its handle's awaiter,
+//!   all before the task's count ends (`task.rs`), so a spawn there is counted first; a panic
+//!   there is caught and reported as the scope reports a task's panic, never unwinds past the
+//!   count (a count left above zero would hang the scope);
+//! - a handle's drop, inside an output dropped by either of the above: it disposes of its end or
+//!   leaves it to its task, counted.
+//!
+//! Once the count is zero and the list of unclaimed ends is empty, every task has ended, every
+//! end was given to a handle's awaiter or dropped, and the closure has returned: no value that
+//! holds `&Scope` is left to run, so no spawn can follow and the borrows may end. What the scope
+//! returns and what it resumes cannot hold `'scope` (the closure's `for<'scope>` bound, and a
+//! panic payload is `'static`).
 //!
 //! The parts:
-//! - `count.rs`: the count of running tasks and the blocking wait for zero (model-checked by
-//!   `loom-tests/tests/scope_count.rs`).
-//! - `task.rs`: the future around the user's, which delivers the task's end and then leaves the
-//!   count, from its `Drop`; and what the scope shares with its tasks.
+//! - `count.rs`: the count of running tasks, each task's end delivered once its `Runnable` is
+//!   gone, and the blocking wait for zero (model-checked by `loom-tests/tests/scope_count.rs`).
+//! - `task.rs`: the future around the user's, which delivers the task's end and then notes it
+//!   for the count, from its `Drop`; and what the scope shares with its tasks.
 //! - `handle.rs`: the handle and the slot where a task's end waits for it.
 //! - `unchecked.rs`: the only `unsafe` in crew, the task's allocation.
 
@@ -34,6 +61,7 @@ pub use handle::ScopedJoinHandle;
 use crate::join::JoinHandle;
 use crate::policy::Propagate;
 use crate::pool::Pool;
+use crate::sync::planted_bug;
 use crate::target::Target;
 use crate::task::TaskInfo;
 use handle::Slot;
@@ -103,20 +131,19 @@ pub fn scope<'env, F, R>(f: F) -> R
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> R,
 {
-    let shared = Shared { count: ScopeCount::new(), unclaimed: ManuallyDrop::new(UnclaimedList::default()) };
-    let scope = Scope { shared: Arc::new(shared), scope: PhantomData, env: PhantomData };
-    let result = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
-    // A worker blocks only after handing its queues to a fresh thread, as `block_on` does. If
-    // that thread cannot start, the wait happens all the same (it is what makes the scope
-    // sound; other workers, or the takeover, run this worker's queue), and the error is
-    // raised once it is over.
-    let handed_off = crate::scheduler::try_hand_off_core();
-    scope.wait_for_every_task();
-    if let Err(err) = handed_off {
+    // A worker blocks only after handing its queues to a fresh thread, as `block_on` does: first,
+    // before any task exists, so that a thread that cannot start fails the call here, with
+    // nothing to wait for (the tasks would otherwise queue behind this blocked worker).
+    if let Err(err) = crate::scheduler::try_hand_off_core() {
         panic!(
             "crew::scope: blocking on a worker thread needs a replacement worker thread, which could not start: {err}"
         );
     }
+    let count = Arc::new(ScopeCount::new());
+    let shared = Shared { count, unclaimed: ManuallyDrop::new(UnclaimedList::default()) };
+    let scope = Scope { shared: Arc::new(shared), scope: PhantomData, env: PhantomData };
+    let result = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
+    scope.wait_for_every_task();
     match result {
         Err(payload) => panic::resume_unwind(payload),
         Ok(_) if scope.shared.count.unobserved_panic() => panic!("{SCOPED_TASK_PANICKED}"),
@@ -212,12 +239,22 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         ScopedJoinHandle::new(slot, &self.shared.count)
     }
 
-    /// Waits until every task has ended, then disposes of the ends no handle took.
+    /// Waits until every task has ended and no end is left that a handle did not take: disposes
+    /// of those (user code, which may spawn into the scope again) and waits again, until a wait
+    /// finds nothing left to dispose of (see "Why it is sound" above).
     fn wait_for_every_task(&self) {
-        self.shared.count.wait();
-        let unclaimed = std::mem::take(&mut *self.shared.unclaimed.lock().unwrap_or_else(PoisonError::into_inner));
-        for slot in unclaimed {
-            slot.dispose_unclaimed(&self.shared.count);
+        loop {
+            self.shared.count.wait();
+            let unclaimed = std::mem::take(&mut *self.shared.unclaimed.lock().unwrap_or_else(PoisonError::into_inner));
+            if unclaimed.is_empty() {
+                return;
+            }
+            for slot in unclaimed {
+                slot.dispose_unclaimed(&self.shared.count);
+            }
+            if planted_bug!("scope_wait_once") {
+                return;
+            }
         }
     }
 }

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::record::TaskRecord;
+use super::runnable::DeferredEnd;
 use crate::escape::Escaped;
 
 /// How many ids a thread reserves at a time.
@@ -148,12 +149,24 @@ const _: () = {
 /// A task's name: a `&'static str` is kept as it is (no allocation), a `String` is moved in.
 pub(crate) type TaskName = Cow<'static, str>;
 
-#[derive(Debug)]
 struct Extra {
     name: Option<TaskName>,
     record: Option<TaskRecord>,
     /// The set the task was spawned into, for the dump and the reports.
     set: Option<SetLabel>,
+    /// A scoped task's end, told once no `Runnable` of the task exists (`runnable.rs`).
+    deferred: Option<Arc<dyn DeferredEnd>>,
+}
+
+impl fmt::Debug for Extra {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Extra")
+            .field("name", &self.name)
+            .field("record", &self.record)
+            .field("set", &self.set)
+            .field("deferred", &self.deferred.is_some())
+            .finish()
+    }
 }
 
 /// Which [`JoinSet`](crate::task::JoinSet) a task belongs to: its id, and its name if given.
@@ -178,7 +191,22 @@ impl Extra {
     #[cold]
     #[inline(never)]
     fn named(name: TaskName) -> Arc<Extra> {
-        Arc::new(Extra { name: Some(name), record: None, set: None })
+        Arc::new(Extra { name: Some(name), record: None, set: None, deferred: None })
+    }
+
+    /// This part's fields, taken out (moved if this was the last reference, else copied; a
+    /// record is never copied: it belongs to one task), for a new part with one field changed.
+    fn into_parts(extra: Option<Arc<Extra>>) -> Extra {
+        match extra.map(Arc::try_unwrap) {
+            Some(Ok(extra)) => extra,
+            Some(Err(shared)) => Extra {
+                name: shared.name.clone(),
+                record: None,
+                set: shared.set.clone(),
+                deferred: shared.deferred.clone(),
+            },
+            None => Extra { name: None, record: None, set: None, deferred: None },
+        }
     }
 }
 
@@ -194,26 +222,31 @@ impl TaskInfo {
     #[cold]
     #[inline(never)]
     pub(crate) fn with_record(self) -> TaskInfo {
-        let (name, set) = match self.extra.map(Arc::try_unwrap) {
-            Some(Ok(extra)) => (extra.name, extra.set),
-            Some(Err(shared)) => (shared.name.clone(), shared.set.clone()),
-            None => (None, None),
-        };
-        let extra = Some(Arc::new(Extra { name, record: Some(TaskRecord::new()), set }));
-        TaskInfo { id: self.id, extra, location: self.location }
+        let extra = Extra { record: Some(TaskRecord::new()), ..Extra::into_parts(self.extra) };
+        TaskInfo { id: self.id, extra: Some(Arc::new(extra)), location: self.location }
     }
 
     /// This identity, labelled as a member of the set `set`.
     #[cold]
     #[inline(never)]
     pub(crate) fn in_set(self, set: SetLabel) -> TaskInfo {
-        let (name, record) = match self.extra.map(Arc::try_unwrap) {
-            Some(Ok(extra)) => (extra.name, extra.record),
-            Some(Err(shared)) => (shared.name.clone(), None),
-            None => (None, None),
-        };
-        let extra = Some(Arc::new(Extra { name, record, set: Some(set) }));
-        TaskInfo { id: self.id, extra, location: self.location }
+        let extra = Extra { set: Some(set), ..Extra::into_parts(self.extra) };
+        TaskInfo { id: self.id, extra: Some(Arc::new(extra)), location: self.location }
+    }
+
+    /// This identity, whose task tells `end` after each run and drop of its `Runnable`
+    /// (`runnable.rs`): a scoped task's.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn with_deferred_end(self, end: Arc<dyn DeferredEnd>) -> TaskInfo {
+        let extra = Extra { deferred: Some(end), ..Extra::into_parts(self.extra) };
+        TaskInfo { id: self.id, extra: Some(Arc::new(extra)), location: self.location }
+    }
+
+    /// The task's deferred end, if it has one (see `runnable.rs`).
+    #[inline(always)]
+    pub(crate) fn deferred_end(&self) -> Option<&Arc<dyn DeferredEnd>> {
+        self.extra.as_deref()?.deferred.as_ref()
     }
 
     /// The set the task was spawned into, if any.

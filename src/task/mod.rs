@@ -44,6 +44,7 @@
 mod builder;
 pub(crate) mod info;
 mod record;
+mod runnable;
 mod spawn;
 mod trace;
 
@@ -63,8 +64,7 @@ pub(crate) use spawn::{build_local, refused, Build, OnTaskEnd, Spawnable, TaskOu
 use crate::scheduler::Shared;
 use crate::sync::Arc;
 
-/// What crew's queues hold: async-task's handle to run a task, with the task's [`TaskMeta`].
-pub(crate) type Runnable = async_task::Runnable<TaskMeta>;
+pub(crate) use runnable::{DeferredEnd, RawRunnable, Runnable};
 
 /// async-task's metadata: the task's identity and, for a private pool's task, its pool (see
 /// "The metadata" above). Not `Clone`: copies of the identity (the dump's, the reports') take
@@ -92,6 +92,11 @@ impl TaskMeta {
     /// The metadata of the task `info`, of the private pool `pool` if any.
     pub(crate) fn new(info: TaskInfo, pool: Option<Arc<Shared>>) -> TaskMeta {
         TaskMeta { info, pool }
+    }
+
+    /// This metadata, whose task tells `end` once its `Runnable` is gone (`runnable.rs`).
+    pub(crate) fn with_deferred_end(self, end: std::sync::Arc<dyn DeferredEnd>) -> TaskMeta {
+        TaskMeta { info: self.info.with_deferred_end(end), pool: self.pool }
     }
 
     /// The task's identity.

@@ -202,7 +202,7 @@ where
 {
     let task = TaskFuture::<F, P, E>::new(future, end, meta.info());
     let (runnable, task) = async_task::Builder::new().metadata(meta).spawn(move |_| task, schedule);
-    (runnable, JoinHandle::new(task))
+    (Runnable::new(runnable), JoinHandle::new(task))
 }
 
 /// [`build`] for a local (`!Send`) task, through async-task's `spawn_local`: its future is
@@ -224,7 +224,7 @@ where
 {
     let task = TaskFuture::<F, P, E>::new(future, end, meta.info());
     let (runnable, task) = async_task::Builder::new().metadata(meta).spawn_local(move |_| task, schedule);
-    (runnable, JoinHandle::new(task))
+    (Runnable::new(runnable), JoinHandle::new(task))
 }
 
 /// What a pool spawns: something that builds a task's allocation once the pool has said how the
