@@ -3,7 +3,8 @@
 //! Invariants: on a worker thread, the worker's core (its queues) goes to a fresh thread before
 //! `f` runs, exactly as `block_on` on a worker does, and this thread exits once the task's
 //! current poll returns. Anywhere else `f` just runs. It never panics on its own: if no fresh
-//! thread can start, `f` runs with the core still here (the monitor may then take it over).
+//! thread can start, `f` runs with the core still here, its poll marked running again, so the
+//! monitor takes the core over once it is stuck and a thread can start (with takeover on).
 
 /// Runs `f`, which may block, from inside a task, without stranding the tasks queued behind the
 /// current worker: on a crew worker thread, the worker's queues first go to a fresh thread that
@@ -14,7 +15,9 @@
 /// crew also takes over a worker stuck inside one poll on its own
 /// ([`Builder::takeover`](crate::Builder::takeover)); `block_in_place` is the explicit form,
 /// for code that knows it will block, which hands the queues off at once instead of after the
-/// takeover threshold. Unlike tokio's, it never panics, whatever the pool or thread. For
+/// takeover threshold. Unlike tokio's, it never panics, whatever the pool or thread: if the
+/// fresh thread cannot start (a thread limit), `f` runs with the queues still on this thread,
+/// and the takeover hands them off as it does for any stuck poll once a thread can start. For
 /// blocking work that need not run inside the task, [`spawn_blocking`](crate::spawn_blocking)
 /// is cheaper: it reuses its threads.
 ///

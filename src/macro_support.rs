@@ -144,3 +144,10 @@ fn settle(pool: &Pool, limit: Duration) -> TaskDump {
         std::thread::sleep(if previous.is_some() { SETTLE_GAP } else { Duration::from_millis(1) });
     }
 }
+
+/// Makes the next `starts` worker thread starts fail (a hand-off's, a takeover's) as they
+/// would at a thread limit, for crew's own tests of that failure (`tests/thread_limit.rs`).
+/// Not a public interface.
+pub fn fail_next_thread_starts(starts: usize) {
+    crate::scheduler::fail_next_thread_starts(starts);
+}

@@ -250,8 +250,9 @@ pub(crate) fn hand_off_core() {
     }
 }
 
-/// As [`hand_off_core`], but if the fresh thread cannot start, the core stays with this thread
-/// and the error is returned.
+/// As [`hand_off_core`], but if the fresh thread cannot start, the core stays with this thread,
+/// its poll marked running again (so the monitor may take the core over if a thread can start
+/// later), and the error is returned.
 pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
     let Some((shared, mut core)) = with_current(|current| Some((current.shared.clone(), current.core.take()?))) else {
         return Ok(());
@@ -271,6 +272,8 @@ pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
         if let Some(home) = super::local::this_thread_home() {
             core.attach_home(&home);
         }
+        // The caller's poll runs on with the core: the monitor must see it as a poll again.
+        core.resume_poll();
         with_current(|current| {
             current.core = Some(core);
             Some(())

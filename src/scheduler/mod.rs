@@ -121,6 +121,7 @@ mod watch;
 mod worker;
 
 pub(crate) use context::{count_task_end, current_private_pool, enter_pool, hand_off_core, try_hand_off_core};
+pub(crate) use run::fail_next_thread_starts;
 
 pub(crate) use local::{drive as drive_local, enter_block_on, spawn as spawn_local};
 pub(crate) use shared::{PoolKind, Shared};

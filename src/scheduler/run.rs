@@ -180,6 +180,9 @@ impl Shared {
         }
         // The core travels through a slot, locked here until `go` decided: the thread waits for
         // the lock, and then finds the core, or nothing.
+        if refuse_thread_start() {
+            return Err((core, io::Error::new(io::ErrorKind::WouldBlock, "a thread start refused for a test")));
+        }
         let slot = Arc::new(Mutex::new(Some(core)));
         let mut held = lock(&slot);
         let (for_thread, shared) = (slot.clone(), this.clone());
@@ -220,4 +223,21 @@ impl Shared {
             let _ = thread.join();
         }
     }
+}
+
+/// How many of the next worker thread starts fail, as they would at a thread limit (`clone`
+/// failing with EAGAIN): a test's switch (`crew::__private::fail_next_thread_starts`), 0
+/// otherwise. A plain `std` atomic, also under loom: no model sets it.
+static REFUSED_STARTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Makes the next `starts` worker thread starts (a hand-off's, a takeover's) fail.
+pub(crate) fn fail_next_thread_starts(starts: usize) {
+    // SeqCst: the tests that set it then start threads from other threads.
+    REFUSED_STARTS.store(starts, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether this thread start fails (see [`fail_next_thread_starts`]): one load when none does.
+fn refuse_thread_start() -> bool {
+    use std::sync::atomic::Ordering::SeqCst;
+    REFUSED_STARTS.load(SeqCst) != 0 && REFUSED_STARTS.fetch_update(SeqCst, SeqCst, |left| left.checked_sub(1)).is_ok()
 }

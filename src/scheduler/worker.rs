@@ -274,6 +274,16 @@ impl Core {
         self.remote.progress.begin_poll(self.polls);
     }
 
+    /// A hand-off that ended this thread's poll on its core failed (no thread could start,
+    /// `context.rs`): the poll goes on, on this core, so it is marked running again, as a new
+    /// poll of the same task (its record for reports stays the one `begin_poll` made), so that
+    /// the monitor can see it stuck and take the core over.
+    pub(super) fn resume_poll(&mut self) {
+        self.polls = self.polls.wrapping_add(1);
+        self.polling = true;
+        self.remote.progress.begin_poll(self.polls);
+    }
+
     /// Records the end of the poll begun last, if any: the loops call it before they pick the
     /// next task (or park, or yield to the reactor). `Some` only in the rare case that the
     /// monitor flagged the poll (reported it as slow, or took the core over, which also sets
