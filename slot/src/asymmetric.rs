@@ -14,9 +14,20 @@
 //!   visible when the syscall returns, and the rare side's later load sees it): the
 //!   two-`SeqCst`-fences argument, with the hot side's fence at the barrier's landing point.
 //!   folly's `asymmetricLightBarrier`/`asymmetricHeavyBarrier` and liburcu pair the same way.
-//! - *Fence mode* (before the registration, where it failed or the kernel lacks the command, on
-//!   other platforms, under miri, and under loom, which models `SeqCst` fences): both halves are
+//! - *Fence mode* (before the registration, where it failed or the kernel lacks the command,
+//!   where a first barrier right after the registration failed (a seccomp filter that allows
+//!   the registration but not the barrier), with [`MEMBARRIER_ENV`]`=off`, on other platforms,
+//!   under miri, and under loom, which models `SeqCst` fences): both halves are
 //!   `fence(SeqCst)`, correct by C11's fence rules alone.
+//! - `CREW_MEMBARRIER` is read once, before the first membarrier call (the query included): `off`
+//!   makes no membarrier call at all (sandboxes that kill a process at an unknown system call);
+//!   unset or `on` tries membarrier mode; anything else is reported once on stderr and taken as
+//!   `off` (crew itself refuses to build a pool with it, naming the value: [`env_setting`]).
+//! - [`heavy`] never panics: in membarrier mode a barrier that fails after all (no documented
+//!   cause but a filter installed after the registration) returns `false`, reported once on
+//!   stderr, and its caller does nothing that needed the order (a thief takes nothing, crew's
+//!   monitor drops its mark). The mode stays membarrier: a light half without a fence may be
+//!   running now, and only a heavy half that succeeded may rely on it.
 //! - The switch is one way, and safe at any instant: the light half turns into a compiler fence
 //!   only once `READY` says the registration succeeded, and `READY` is set only after the
 //!   process-wide mode (`MODE`) is decided as membarrier, which every heavy half reads (or
@@ -80,7 +91,17 @@ mod mode {
 
     pub(super) fn membarrier() -> bool {
         *MODE.get_or_init(|| {
-            let registered = super::membarrier::register();
+            let allowed = match super::env_setting() {
+                Ok(allowed) => allowed,
+                Err(value) => {
+                    eprintln!(
+                        "crew-slot: {}={value:?} is neither `on` nor `off`: fence mode, no membarrier call",
+                        super::MEMBARRIER_ENV
+                    );
+                    false
+                }
+            };
+            let registered = allowed && super::membarrier::register();
             if registered {
                 // Relaxed: see `ready`.
                 READY.0.store(true, Ordering::Relaxed);
@@ -114,25 +135,83 @@ pub fn light() {
     }
 }
 
-/// The rare side's half, between its store and its load: a syscall in membarrier mode (a few
-/// microseconds; the first call in a process may register it, see [`prepare`]).
-///
-/// # Panics
-///
-/// If the kernel fails the barrier after the process registered for it (no documented cause).
+/// The environment variable that keeps the process out of membarrier mode: `off` (no
+/// membarrier call at all), or `on` (the default: membarrier mode where the kernel offers it).
+/// Process-wide, read once, before the first membarrier call.
 ///
 /// # Example
 ///
 /// ```
-/// crew_slot::asymmetric::heavy();
+/// // `CREW_MEMBARRIER=off ./server`: fence mode, for a sandbox that kills on unknown syscalls.
+/// assert_eq!(crew_slot::asymmetric::MEMBARRIER_ENV, "CREW_MEMBARRIER");
 /// ```
-pub fn heavy() {
+pub const MEMBARRIER_ENV: &str = "CREW_MEMBARRIER";
+
+/// What [`MEMBARRIER_ENV`] says now: `Ok(true)` if membarrier mode is allowed (unset, or `on`),
+/// `Ok(false)` for `off`, `Err` with the value otherwise (not Unicode: its lossy form).
+///
+/// # Example
+///
+/// ```
+/// if std::env::var_os(crew_slot::asymmetric::MEMBARRIER_ENV).is_none() {
+///     assert_eq!(crew_slot::asymmetric::env_setting(), Ok(true));
+/// }
+/// ```
+pub fn env_setting() -> Result<bool, String> {
+    match std::env::var_os(MEMBARRIER_ENV) {
+        None => Ok(true),
+        Some(value) if value == "on" => Ok(true),
+        Some(value) if value == "off" => Ok(false),
+        Some(value) => Err(value.to_string_lossy().into_owned()),
+    }
+}
+
+/// The rare side's half, between its store and its load: a syscall in membarrier mode (a few
+/// microseconds; the first call in a process may register it, see [`prepare`]). `true` if the
+/// pair's order holds for this call; `false` only if the membarrier failed after registration
+/// (reported once on stderr): the caller must then not act on what its load saw.
+///
+/// # Example
+///
+/// ```
+/// assert!(crew_slot::asymmetric::heavy());
+/// ```
+#[must_use = "a false heavy half orders nothing: the caller must not act on its load"]
+pub fn heavy() -> bool {
     #[cfg(not(loom))]
     if mode::membarrier() {
-        membarrier::barrier();
-        return;
+        return membarrier::barrier();
     }
     fence(Ordering::SeqCst);
+    true
+}
+
+/// Makes the next `barriers` heavy halves in membarrier mode fail as a failed system call would:
+/// for tests of the callers' failure paths. Not for production use.
+///
+/// # Example
+///
+/// ```
+/// crew_slot::asymmetric::fail_next_barriers(0);
+/// ```
+#[doc(hidden)]
+pub fn fail_next_barriers(barriers: usize) {
+    #[cfg(not(loom))]
+    FAILING.store(barriers, std::sync::atomic::Ordering::SeqCst);
+    #[cfg(loom)]
+    let _ = barriers;
+}
+
+/// How many of the next barriers fail ([`fail_next_barriers`]). A plain `std` atomic.
+#[cfg(not(loom))]
+static FAILING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Whether this barrier is one a test asked to fail.
+#[cfg(not(loom))]
+#[allow(dead_code)] // fence mode's platforms make no barrier
+fn failing_by_request() -> bool {
+    use std::sync::atomic::Ordering::SeqCst;
+    FAILING.load(SeqCst) != 0 && FAILING.fetch_update(SeqCst, SeqCst, |left| left.checked_sub(1)).is_ok()
 }
 
 /// Decides the process's mode now (registering for membarrier where the kernel offers it), so
@@ -169,20 +248,41 @@ pub fn is_membarrier() -> bool {
 mod membarrier {
     use rustix::thread::{membarrier, membarrier_query, MembarrierCommand};
 
-    /// Registers the process for private expedited barriers: true if it can use them.
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Registers the process for private expedited barriers, and makes one: true if it can use
+    /// them (a filter that lets the registration through but not the barrier keeps the process
+    /// in fence mode, decided before any light half goes without its fence).
     pub(super) fn register() -> bool {
         let supported = membarrier_query();
         supported.contains_command(MembarrierCommand::PrivateExpedited)
             && supported.contains_command(MembarrierCommand::RegisterPrivateExpedited)
             && membarrier(MembarrierCommand::RegisterPrivateExpedited).is_ok()
+            && membarrier(MembarrierCommand::PrivateExpedited).is_ok()
     }
 
-    /// One barrier on every CPU running a thread of this process.
-    pub(super) fn barrier() {
-        // A registered process's private expedited barrier has no failure mode but a kernel
-        // bug; going on without it would break the light half's store-then-load order.
-        membarrier(MembarrierCommand::PrivateExpedited)
-            .unwrap_or_else(|error| panic!("membarrier(PRIVATE_EXPEDITED) failed after registration: {error}"));
+    /// One barrier on every CPU running a thread of this process: false if it failed (reported
+    /// once), and then it ordered nothing.
+    pub(super) fn barrier() -> bool {
+        let result = if super::failing_by_request() {
+            Err(rustix::io::Errno::PERM)
+        } else {
+            membarrier(MembarrierCommand::PrivateExpedited)
+        };
+        match result {
+            Ok(()) => true,
+            Err(error) => {
+                static REPORTED: AtomicBool = AtomicBool::new(false);
+                // Relaxed: only which call prints matters, and the swap makes it one.
+                if !REPORTED.swap(true, Ordering::Relaxed) {
+                    eprintln!(
+                        "crew-slot: membarrier(PRIVATE_EXPEDITED) failed after registration ({error}): the calls \
+                         that needed it did nothing this time (reported once)"
+                    );
+                }
+                false
+            }
+        }
     }
 }
 
@@ -193,7 +293,7 @@ mod membarrier {
         false
     }
 
-    pub(super) fn barrier() {
+    pub(super) fn barrier() -> bool {
         unreachable!("fence mode never calls the syscall")
     }
 }
@@ -205,10 +305,10 @@ mod tests {
     #[test]
     fn both_halves_run_in_the_mode_of_the_moment() {
         light();
-        heavy();
+        assert!(heavy());
         prepare();
         light();
-        heavy();
+        assert!(heavy());
         assert_eq!(is_membarrier(), mode::membarrier(), "the hot side's mode is the rare side's");
     }
 

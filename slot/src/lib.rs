@@ -168,7 +168,8 @@ impl<M> RunnableSlot<M> {
 
     /// A thief's take: the task, if there is one and the owner is not taking it at this moment
     /// (then the owner gets it). Costs a process-wide barrier when the slot holds a task (crate
-    /// docs); `None` at once when it looks empty.
+    /// docs); `None` at once when it looks empty, and `None` if that barrier failed (it never
+    /// panics: the task stays for its owner or a later thief, see [`asymmetric::heavy`]).
     ///
     /// # Example
     ///
@@ -191,7 +192,12 @@ impl<M> RunnableSlot<M> {
         // SeqCst: this count and the owner's `busy` are the two stores of the Dekker pair that
         // the barriers order (crate docs); the RMW also keeps the count exact among thieves.
         self.thieves.fetch_add(1, SeqCst);
-        asymmetric::heavy();
+        if !asymmetric::heavy() {
+            // The barrier failed (it ordered nothing): take nothing. The owner keeps the task.
+            // Release: as the decrement below.
+            self.thieves.fetch_sub(1, Release);
+            return None;
+        }
         // Acquire: a `false` read is the owner's Release store that ended its last take, so
         // this thread sees that take's store of null. After the barrier (crate docs).
         let owner_busy = !cfg!(crew_bug = "slot_thief_ignores_busy") && self.busy.load(Acquire);

@@ -63,6 +63,28 @@ pub const MAX_STUCK_THREADS_ENV: &str = "CREW_MAX_STUCK_THREADS";
 /// ```
 pub const TASK_DUMP_ENV: &str = "CREW_TASK_DUMP";
 
+/// The one process-wide `CREW_` variable: `off` keeps the whole process from making any
+/// `membarrier` system call (for sandboxes whose seccomp filter kills a process at an unknown
+/// system call), so that the LIFO slot's owner and the end of each poll pay a `SeqCst` fence
+/// instead of a compiler fence; `on` (the default) uses `membarrier` where the kernel offers it.
+/// Read once, before the first such call, by crew-slot; every pool's build checks its value.
+///
+/// # Examples
+///
+/// ```
+/// // `CREW_MEMBARRIER=off ./server`: no membarrier call, in any pool of the process.
+/// assert_eq!(crew::MEMBARRIER_ENV, "CREW_MEMBARRIER");
+/// ```
+pub const MEMBARRIER_ENV: &str = crew_slot::asymmetric::MEMBARRIER_ENV;
+
+/// `CREW_MEMBARRIER`'s value is one crew-slot reads as it says (see [`MEMBARRIER_ENV`]).
+pub(crate) fn membarrier() -> Result<(), BuildError> {
+    match crew_slot::asymmetric::env_setting() {
+        Ok(_) => Ok(()),
+        Err(value) => Err(BuildError::env(MEMBARRIER_ENV, value, "`on` or `off`")),
+    }
+}
+
 /// One variable as read: unset, or its value (`Err` if not Unicode).
 pub(crate) type Var = Option<Result<String, VarError>>;
 

@@ -20,7 +20,7 @@ mod error;
 use std::time::Duration;
 
 pub(crate) use env::Env;
-pub use env::{MAX_STUCK_THREADS_ENV, TAKEOVER_ENV, TASK_DUMP_ENV, WORKERS_ENV};
+pub use env::{MAX_STUCK_THREADS_ENV, MEMBARRIER_ENV, TAKEOVER_ENV, TASK_DUMP_ENV, WORKERS_ENV};
 pub use error::BuildError;
 
 use crate::escape::Escaped;
@@ -479,6 +479,8 @@ impl Builder {
 
     /// Validates the settings; `env` holds the `CREW_` variables, for settings left unset.
     pub(crate) fn check(self, env: Env) -> Result<Config, BuildError> {
+        // Process-wide, so checked for every pool, private ones too (`env.rs`).
+        env::membarrier()?;
         let workers = match self.workers {
             Some(n) if (1..=MAX_WORKERS).contains(&n) => n,
             Some(n) => return Err(BuildError::setting(format!("Builder::workers({n})"), WORKERS_EXPECTED)),

@@ -181,8 +181,11 @@ impl Progress {
         if self.flags.compare_exchange(before, requested, Ordering::SeqCst, Ordering::SeqCst).is_err() {
             return false;
         }
-        asymmetric::heavy();
-        let still = if crate::sync::planted_bug!("takeover_without_exchange") && flag == TAKEN {
+        // A heavy half that failed ordered nothing: the mark falls back, as for a poll that ended.
+        let fenced = asymmetric::heavy();
+        let still = if !fenced {
+            false
+        } else if crate::sync::planted_bug!("takeover_without_exchange") && flag == TAKEN {
             // The mark lands even if the poll it was meant for has ended.
             true
         } else {
@@ -216,6 +219,25 @@ mod tests {
         } else {
             "fences"
         }
+    }
+
+    #[test]
+    fn a_failed_heavy_half_makes_the_mark_fall_back_instead_of_panicking() {
+        asymmetric::prepare();
+        let progress = Progress::default();
+        progress.begin_poll(1);
+        let seen = progress.load();
+        // In fence mode a heavy half cannot fail, and the switch does nothing. Every barrier
+        // fails until reset (other tests' monitors meanwhile only see their marks fall back).
+        asymmetric::fail_next_barriers(usize::MAX);
+        let landed = progress.take(seen);
+        asymmetric::fail_next_barriers(0);
+        assert_eq!(landed, !asymmetric::is_membarrier(), "a failed barrier: no mark ({})", mode());
+        if !landed {
+            assert!(!progress.load().taken() && progress.load().same_as(seen), "nothing left behind");
+            assert!(progress.take(progress.load()), "the next look marks it");
+        }
+        assert!(progress.end_poll(1).expect("marked").taken());
     }
 
     #[test]
