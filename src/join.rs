@@ -14,8 +14,14 @@
 //! - The handle owns its task and polls it with no lock, until [`JoinHandle::abort_handle`]
 //!   is first called: the task then moves into an [`Aborter`] shared with the abort handles
 //!   (`abort.rs`), and the handle polls it through the aborter's lock. The handle's own
-//!   `Mutex` is only locked by `abort_handle`; polls, which hold `&mut self`, reach it with
-//!   `get_mut`.
+//!   `Mutex` is only locked by `abort_handle` and `is_finished`; polls, which hold `&mut self`,
+//!   reach it with `get_mut`.
+//! - `is_finished` is tokio's rule (completed, or its future dropped). async-task's own flag
+//!   is also set for a closed task still dropping its future, so an owned handle whose waker
+//!   async-task does not hold asks the task (a poll with a waker nobody needs) and keeps what
+//!   it gave for the handle's poll (`Task::Ended`); one whose waker it holds (`POLLED_PENDING`)
+//!   must not replace it, and reads the flag: the one case where a task its pool is dropping
+//!   reads finished as that drop begins.
 
 use std::fmt;
 use std::future::Future;
@@ -25,7 +31,7 @@ use std::task::{Context, Poll};
 
 use async_task::FallibleTask;
 
-use crate::abort::{AbortHandle, Aborter};
+use crate::abort::{noop_waker, AbortHandle, Aborter};
 use crate::policy::{Outcome, Policy, Propagate};
 use std::sync::Arc;
 
@@ -65,6 +71,11 @@ pub struct JoinHandle<T, P: Policy = Propagate> {
 /// panic). Ids are counted from 1 by one process-wide counter and never reach it.
 const RETURNED: u64 = 1 << 63;
 
+/// Set in a handle's `id_returned` once a poll of the handle's own task found it pending, so
+/// that async-task holds the handle's waker (see `is_finished`). Below `RETURNED`, and ids
+/// never reach it either.
+const POLLED_PENDING: u64 = 1 << 62;
+
 /// async-task's handle on a task, as crew's tasks carry it.
 pub(crate) type Fallible<T> = FallibleTask<TaskOutput<T>, TaskMeta>;
 
@@ -74,6 +85,9 @@ enum Task<T> {
     Owned(Fallible<T>),
     /// Shared with abort handles.
     Shared(Arc<Aborter<T>>),
+    /// Ended, as `is_finished` learnt by asking the task: the outcome, for the handle's poll.
+    /// Boxed: rare, and the handle stays small whatever `T` is.
+    Ended(Box<Outcome<T>>),
     /// Given up: detached, cancelled, or the handle is being dropped.
     Gone,
 }
@@ -85,7 +99,7 @@ pub(crate) const POLLED_AFTER_RETURN: &str =
 impl<T, P: Policy> JoinHandle<T, P> {
     pub(crate) fn new(task: async_task::Task<TaskOutput<T>, TaskMeta>) -> JoinHandle<T, P> {
         let id = task.metadata().info().id().as_u64();
-        debug_assert_eq!(id & RETURNED, 0, "task ids never reach 2^63");
+        debug_assert_eq!(id & (RETURNED | POLLED_PENDING), 0, "task ids never reach 2^62");
         JoinHandle { task: std::sync::Mutex::new(Task::Owned(task.fallible())), id_returned: id, policy: PhantomData }
     }
 
@@ -100,7 +114,7 @@ impl<T, P: Policy> JoinHandle<T, P> {
     /// # crew::block_on(a); crew::block_on(b);
     /// ```
     pub fn id(&self) -> TaskId {
-        TaskId::from_u64(self.id_returned & !RETURNED)
+        TaskId::from_u64(self.id_returned & !(RETURNED | POLLED_PENDING))
     }
 
     /// True once a poll returned the task's output (or resumed its panic).
@@ -123,7 +137,7 @@ impl<T, P: Policy> JoinHandle<T, P> {
             Task::Owned(task) if planted_bug!("detach_forgets") => std::mem::forget(task),
             Task::Owned(task) => task.detach(),
             Task::Shared(aborter) => aborter.detach(),
-            Task::Gone => {}
+            Task::Ended(_) | Task::Gone => {}
         }
     }
 
@@ -155,8 +169,9 @@ impl<T, P: Policy> JoinHandle<T, P> {
     {
         let mut task = self.task.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let aborter = match std::mem::replace(&mut *task, Task::Gone) {
-            Task::Owned(owned) => Arc::new(Aborter::new(owned)),
+            Task::Owned(owned) => Aborter::new(owned),
             Task::Shared(aborter) => aborter,
+            Task::Ended(outcome) => Aborter::stopped(*outcome),
             // Only the handle's own consuming methods and its drop leave it `Gone`.
             Task::Gone => unreachable!("a JoinHandle's task is gone only once the handle is consumed"),
         };
@@ -186,17 +201,32 @@ impl<T, P: Policy> JoinHandle<T, P> {
     /// ```
     pub async fn cancel(mut self) -> Option<P::Output<T>> {
         assert!(!self.returned(), "{POLLED_AFTER_RETURN}");
-        let output = match self.take() {
-            Task::Owned(task) => task.cancel().await,
-            Task::Shared(aborter) => aborter.cancel().await,
-            Task::Gone => None,
+        let shared = match self.task.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            // Kept in the handle meanwhile: if this future is dropped, the handle's drop cancels.
+            Task::Shared(aborter) => Some(aborter.clone()),
+            _ => None,
+        };
+        let output = match shared {
+            Some(aborter) => std::future::poll_fn(|cx| aborter.poll_cancel(cx)).await,
+            None => match self.take() {
+                Task::Owned(task) => task.cancel().await.map(|output| outcome(Some(output))),
+                Task::Ended(ended) => match *ended {
+                    Outcome::Aborted | Outcome::Cancelled => None,
+                    ended => Some(ended),
+                },
+                Task::Shared(_) | Task::Gone => None,
+            },
         };
         let output = if planted_bug!("cancel_forgets_output") { output.and_then(forget_output) } else { output };
-        output.map(|output| P::complete(outcome(Some(output))))
+        output.map(P::complete)
     }
 
-    /// True if the task has finished: completed, panicked, or been dropped by its pool's
-    /// shutdown.
+    /// True once the task completed (returned or panicked) or its future was dropped (aborted
+    /// through an [`AbortHandle`], or dropped by its pool's shutdown), as tokio's `is_finished`:
+    /// then whatever the future held is gone. An aborted task whose poll still runs is not
+    /// finished. (One case reads async-task's flag alone: a handle with no abort handle, already
+    /// polled while its task was pending, whose pool's shutdown is dropping the task right
+    /// now: it reads finished as that drop begins.)
     ///
     /// # Examples
     ///
@@ -206,10 +236,30 @@ impl<T, P: Policy> JoinHandle<T, P> {
     /// assert_eq!(crew::block_on(handle), 1);
     /// ```
     pub fn is_finished(&self) -> bool {
-        match &*self.task.lock().unwrap_or_else(std::sync::PoisonError::into_inner) {
-            Task::Owned(task) => task.is_finished(),
-            Task::Shared(aborter) => aborter.is_finished(),
-            Task::Gone => true,
+        let mut task = self.task.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match &mut *task {
+            // Neither completed nor closed: running.
+            Task::Owned(owned) if !owned.is_finished() => false,
+            // Completed, or closed and maybe still dropping its future. The handle's waker is
+            // registered with async-task (a poll that found it pending): asking the task would
+            // replace it, so async-task's answer stands.
+            Task::Owned(_) if self.id_returned & POLLED_PENDING != 0 => true,
+            // Nothing of the handle's is registered: ask the task (a poll that registers nothing
+            // that is ever needed: the handle's next poll registers its own waker), and keep the
+            // outcome for the handle's poll.
+            Task::Owned(owned) => match Pin::new(owned).poll(&mut Context::from_waker(&noop_waker())) {
+                Poll::Ready(output) => {
+                    *task = Task::Ended(Box::new(outcome(output)));
+                    true
+                }
+                Poll::Pending => false,
+            },
+            Task::Shared(aborter) => {
+                let aborter = aborter.clone();
+                drop(task);
+                aborter.is_finished()
+            }
+            Task::Ended(_) | Task::Gone => true,
         }
     }
 }
@@ -230,21 +280,39 @@ pub(crate) fn outcome<T>(output: Option<TaskOutput<T>>) -> Outcome<T> {
     }
 }
 
+impl<T, P: Policy> JoinHandle<T, P> {
+    /// The handle's poll, before the policy: how the task ended. For a set, which skips aborted
+    /// members.
+    pub(crate) fn poll_outcome(&mut self, cx: &mut Context<'_>) -> Poll<Outcome<T>> {
+        assert!(!self.returned(), "{POLLED_AFTER_RETURN}");
+        // `&mut self`: no lock (see the module docs).
+        let task = self.task.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let ended = match task {
+            Task::Owned(owned) => match Pin::new(owned).poll(cx) {
+                Poll::Ready(output) => outcome(output),
+                Poll::Pending => {
+                    self.id_returned |= POLLED_PENDING;
+                    return Poll::Pending;
+                }
+            },
+            Task::Shared(aborter) => std::task::ready!(aborter.poll(cx)),
+            Task::Ended(_) => match std::mem::replace(task, Task::Gone) {
+                Task::Ended(ended) => *ended,
+                _ => unreachable!("matched as ended"),
+            },
+            Task::Gone => unreachable!("a JoinHandle's task is gone only once the handle is consumed"),
+        };
+        // Before `complete`, which resumes a `Propagate` task's panic.
+        self.id_returned |= RETURNED;
+        Poll::Ready(ended)
+    }
+}
+
 impl<T, P: Policy> Future for JoinHandle<T, P> {
     type Output = P::Output<T>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        assert!(!self.returned(), "{POLLED_AFTER_RETURN}");
-        let this = &mut *self;
-        // `&mut self`: no lock (see the module docs).
-        let ended = match this.task.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner) {
-            Task::Owned(task) => outcome(std::task::ready!(Pin::new(task).poll(cx))),
-            Task::Shared(aborter) => std::task::ready!(aborter.poll(cx)),
-            Task::Gone => unreachable!("a JoinHandle's task is gone only once the handle is consumed"),
-        };
-        // Before `complete`, which resumes a `Propagate` task's panic.
-        this.id_returned |= RETURNED;
-        Poll::Ready(P::complete(ended))
+        self.poll_outcome(cx).map(P::complete)
     }
 }
 

@@ -19,6 +19,17 @@
 //!   `Err(is_aborted)`), detached (`detach_all`: it runs on, nobody joins it), or cancelled by
 //!   the set's drop. A spawn its pool refused ends at once (its end hook, dropped untold,
 //!   tells).
+//! - A member taken out of the set before its end (detached, or cancelled by the set's drop)
+//!   is kept among the set's unjoined members, with its handle if detached, until its end hook
+//!   removes it (then detaching the handle, so that its output is dropped as it ends): so its
+//!   abort handle still aborts it, and `is_finished` is true exactly once its future is gone
+//!   (tokio's rule), whatever became of the set. The end hook takes the lock for that only once
+//!   a member was ever taken out early (`has_unjoined`).
+//! - Whoever waits (`join_next`, however many tasks call it at once, `shutdown`, `wait`) waits
+//!   on one event-listener `Event`, notified to all after each end and after each change that
+//!   can end a wait (a shutdown, a detach): each waiter looks again after it registered, so no
+//!   wake is lost, and a set shut down (or detached) and empty gives `None` to every
+//!   `join_next`.
 //! - `&self` everywhere: the set is `Send + Sync`, so tasks may spawn into it (behind an `Arc`)
 //!   while another joins it.
 
@@ -28,13 +39,13 @@ use std::future::{poll_fn, Future};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::Location;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 
-use atomic_waker::AtomicWaker;
 use crossbeam_queue::SegQueue;
 use crossbeam_utils::CachePadded;
+use event_listener::{Event, EventListener};
 
 use crate::abort::{noop_waker, Abort, AbortHandle};
 use crate::join::JoinHandle;
@@ -120,8 +131,12 @@ struct Inner<T, P: Policy> {
     /// Members whose future was dropped, in that order (a `JoinSet`'s only): pushed by the end
     /// hook, taken by `join_next`. A member's id comes after its handle in `spawned`.
     ended: SegQueue<TaskId>,
-    /// Who waits in `join_next`, `shutdown` or `wait`.
-    waiter: AtomicWaker,
+    /// Who waits in `join_next`, `shutdown` or `wait`: all of them, notified after each end
+    /// and each change that can end a wait.
+    changed: Event,
+    /// A member was ever taken out before its end (`State::unjoined`): the end hook then looks
+    /// there.
+    has_unjoined: AtomicBool,
     /// What joiners, aborts and the `TaskGroup`'s end hooks share; a `JoinSet`'s spawns and end
     /// hooks never take it.
     state: Mutex<State<T, P>>,
@@ -133,6 +148,10 @@ struct State<T, P: Policy> {
     /// Ended members taken from `ended` by an abort (to see which members ended), or put back
     /// by a `join_next` whose output was not yet stored: joined before `ended`'s.
     ready: VecDeque<TaskId>,
+    /// Members taken out of the set before their end: detached (with their handle, not
+    /// detached in async-task until the end, so that their abort handles still abort them) or
+    /// cancelled by the set's drop (`None`). Each is removed by its end hook.
+    unjoined: HashMap<TaskId, Option<JoinHandle<T, P>>, BuildHasherDefault<IdHasher>>,
 }
 
 /// A member as the set knows it.
@@ -151,7 +170,7 @@ impl<T, P: Policy> Inner<T, P> {
     fn new(name: Option<String>, discard: bool) -> Arc<Inner<T, P>> {
         // Relaxed: only uniqueness matters.
         let id = NEXT_SET.fetch_add(1, Ordering::Relaxed);
-        let state = State { members: HashMap::default(), ready: VecDeque::new() };
+        let state = State { members: HashMap::default(), ready: VecDeque::new(), unjoined: HashMap::default() };
         Arc::new(Inner {
             label: SetLabel { id, name: name.map(Arc::from) },
             discard,
@@ -159,7 +178,8 @@ impl<T, P: Policy> Inner<T, P> {
             ends: CachePadded::new(AtomicUsize::new(0)),
             spawned: SegQueue::new(),
             ended: SegQueue::new(),
-            waiter: AtomicWaker::new(),
+            changed: Event::new(),
+            has_unjoined: AtomicBool::new(false),
             state: Mutex::new(state),
         })
     }
@@ -203,15 +223,40 @@ impl<T, P: Policy> Inner<T, P> {
         state
     }
 
-    /// Takes every member out (and forgets every end), for `shutdown`, `detach_all` and drop.
-    /// Ends are forgotten before the handles are taken: an end pushed meanwhile is of a member
-    /// taken here (skipped when joined) or of one filed after (joined later).
-    fn take_all(&self) -> Vec<Member<T, P>> {
+    /// Takes every member out, for `shutdown`, `detach_all` and drop: those not yet ended go to
+    /// the unjoined members, with their handle if `keep` (detached) or cancelled (the handle is
+    /// returned, to drop), and the ended ones' handles are returned. Every end so far is taken
+    /// first, so that none is of a member moved to the unjoined ones (a later end finds its
+    /// member there: `has_unjoined` is set before).
+    fn take_all(&self, keep: bool) -> Vec<JoinHandle<T, P>> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        while self.ended.pop().is_some() {}
+        // SeqCst: before the ends are taken; an end hook pushes, then reads it.
+        self.has_unjoined.store(true, Ordering::SeqCst);
         self.take_spawned(&mut state);
+        while let Some(id) = self.ended.pop() {
+            if let Some(member) = state.members.get_mut(&id) {
+                member.ended = true;
+            }
+        }
         state.ready.clear();
-        state.members.drain().map(|(_, member)| member).collect()
+        let members: Vec<(TaskId, Member<T, P>)> = state.members.drain().collect();
+        let mut handles = Vec::new();
+        for (id, member) in members {
+            if member.ended {
+                handles.extend(member.handle);
+            } else if keep {
+                state.unjoined.insert(id, member.handle);
+            } else {
+                state.unjoined.insert(id, None);
+                handles.extend(member.handle);
+            }
+        }
+        if state.unjoined.is_empty() {
+            // Nothing for an end hook to find: ends go lock-free again (one that read `true`
+            // meanwhile finds nothing).
+            self.has_unjoined.store(false, Ordering::SeqCst);
+        }
+        handles
     }
 
     /// A member's future was dropped (its end hook), or its spawn was refused.
@@ -224,10 +269,24 @@ impl<T, P: Policy> Inner<T, P> {
             }
         } else {
             self.ended.push(id);
+            // SeqCst: after the push, as `take_all` sets it before taking the ends.
+            if self.has_unjoined.load(Ordering::SeqCst) {
+                let unjoined = self.state.lock().unwrap_or_else(PoisonError::into_inner).unjoined.remove(&id);
+                // A detached member's handle, detached now that its future is gone: async-task
+                // drops its output as it stores it.
+                if let Some(Some(handle)) = unjoined {
+                    handle.detach();
+                }
+            }
         }
-        // SeqCst: after the push, before the wake (see `ends`).
+        // SeqCst: after the push, before the notify (see `ends`).
         self.ends.fetch_add(1, Ordering::SeqCst);
-        self.waiter.wake();
+        self.changed.notify(usize::MAX);
+    }
+
+    /// Wakes every waiter to look again (a change that can end a wait).
+    fn notify_waiters(&self) {
+        self.changed.notify(usize::MAX);
     }
 }
 
@@ -267,17 +326,22 @@ impl<T: Send + 'static, P: Policy> Abort for Inner<T, P> {
                     member.aborted = true;
                     member.handle.take()
                 }
-                _ => None,
+                Some(_) => None,
+                // Detached: aborted all the same (its end hook removes the entry).
+                None => state.unjoined.get_mut(&id).and_then(Option::take),
             }
         };
         // Outside the lock: dropping the handle cancels the task; its end hook then runs.
         drop(handle);
     }
 
+    /// Tokio's rule: true once the member's future is gone (its end hook ran).
     fn is_finished(&self, id: TaskId) -> bool {
-        match self.state_with_ends().members.get(&id) {
-            Some(member) => member.ended || member.aborted || member.handle.as_ref().map_or(true, |h| h.is_finished()),
-            None => true,
+        let state = self.state_with_ends();
+        match state.members.get(&id) {
+            Some(member) => member.ended,
+            // Joined, or taken out early and ended since; else still running.
+            None => !state.unjoined.contains_key(&id),
         }
     }
 }
@@ -300,24 +364,27 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
         AbortHandle::new(self.clone(), id)
     }
 
-    /// The next ended member's id, or `None` (with `cx` registered) if none has ended yet.
-    fn next_ended(&self, state: &mut State<T, P>, cx: &mut Context<'_>) -> Option<TaskId> {
-        if let Some(id) = state.ready.pop_front().or_else(|| self.ended.pop()) {
-            return Some(id);
-        }
-        self.waiter.register(cx.waker());
-        // An end pushed before the registration has not woken us: look again.
-        self.ended.pop()
-    }
-
     /// `join_next`'s poll: the next ended member's output as the policy gives it (aborted
     /// members skipped under `Propagate` and `Ignore`), `Ready(None)` once the set is empty.
-    /// Cancel-safe: a member is taken out only in the poll that returns its output.
-    fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<P::Output<T>>> {
+    /// Cancel-safe: a member is taken out only in the poll that returns its output. `listener`
+    /// is the caller's registration with `changed`, kept across polls.
+    fn poll_next(&self, cx: &mut Context<'_>, listener: &mut Option<EventListener>) -> Poll<Option<P::Output<T>>> {
         loop {
             let mut state = self.state();
-            let Some(id) = self.next_ended(&mut state, cx) else {
-                return if state.members.is_empty() { Poll::Ready(None) } else { Poll::Pending };
+            let Some(id) = state.ready.pop_front().or_else(|| self.ended.pop()) else {
+                if state.members.is_empty() {
+                    return Poll::Ready(None);
+                }
+                drop(state);
+                match listener {
+                    // Registered, then look again: a change before this notified nobody.
+                    None => *listener = Some(self.changed.listen()),
+                    Some(registered) => match Pin::new(registered).poll(cx) {
+                        Poll::Ready(()) => *listener = None,
+                        Poll::Pending => return Poll::Pending,
+                    },
+                }
+                continue;
             };
             if !self.is_member(&mut state, id) {
                 continue;
@@ -332,8 +399,10 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
             };
             // Its future is gone; async-task may still be storing its output: then the handle
             // registers `cx`, and it goes back first in line.
-            match Pin::new(&mut handle).poll(cx) {
-                Poll::Ready(output) => return Poll::Ready(Some(output)),
+            match handle.poll_outcome(cx) {
+                // Aborted through its own abort handle's path (the set's), or dropped by the pool.
+                Poll::Ready(Outcome::Aborted) if P::SKIP_ABORTED => continue,
+                Poll::Ready(ended) => return Poll::Ready(Some(P::complete(ended))),
                 Poll::Pending => {
                     let mut state = self.state();
                     state.members.insert(id, Member { handle: Some(handle), ended: true, aborted: false });
@@ -398,18 +467,17 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
 
     /// Waits until no member's future is left.
     async fn wait_until_none_live(&self) {
-        poll_fn(|cx| {
+        loop {
             if self.live() == 0 {
-                return Poll::Ready(());
+                return;
             }
-            self.waiter.register(cx.waker());
-            // An end before the registration has not woken us: look again.
+            let listener = self.changed.listen();
+            // An end before the registration has not notified us: look again.
             if self.live() == 0 {
-                return Poll::Ready(());
+                return;
             }
-            Poll::Pending
-        })
-        .await;
+            listener.await;
+        }
     }
 }
 
@@ -576,7 +644,8 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
     /// assert_eq!(crew::block_on(set.join_next()), None);
     /// ```
     pub async fn join_next(&self) -> Option<P::Output<T>> {
-        poll_fn(|cx| self.inner.poll_next(cx)).await
+        let mut listener = None;
+        poll_fn(|cx| self.inner.poll_next(cx, &mut listener)).await
     }
 
     /// The next member's output if one has ended and its output is ready, without waiting.
@@ -654,7 +723,9 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
         self.inner.abort_all();
         self.inner.wait_until_none_live().await;
         // Finished before the abort: their outputs are dropped here, outside the lock.
-        drop(self.inner.take_all());
+        drop(self.inner.take_all(false));
+        // The set is empty: every `join_next` gives `None`.
+        self.inner.notify_waiters();
     }
 
     /// Lets every member run on with nobody joining it; the set is then empty. Their outputs are
@@ -671,9 +742,12 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
     /// assert_eq!(rx.recv().unwrap(), "ran anyway");
     /// ```
     pub fn detach_all(&self) {
-        for handle in self.inner.take_all().into_iter().filter_map(|member| member.handle) {
+        // The members not yet ended stay among the unjoined, for their abort handles; the
+        // handles of those that ended are detached here (their outputs dropped).
+        for handle in self.inner.take_all(true) {
             handle.detach();
         }
+        self.inner.notify_waiters();
     }
 }
 
@@ -681,7 +755,7 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
 impl<T, P: Policy> Drop for JoinSet<T, P> {
     fn drop(&mut self) {
         // Outside the lock: dropping the handles cancels the members.
-        drop(self.inner.take_all());
+        drop(self.inner.take_all(false));
     }
 }
 

@@ -282,12 +282,13 @@ fn an_abort_handle_cancels_a_running_task_at_its_next_return_from_poll() {
         })
         .join()
         .unwrap();
-        assert!(abort.is_finished());
+        assert!(!abort.is_finished(), "tokio's rule: not finished while its poll runs and its future lives");
         assert_eq!(counts.drops(), 0, "the poll still runs");
         release_tx.send(()).unwrap();
         let err = crew::block_on(awaiter).unwrap_err();
         assert!(err.is_aborted(), "{err}");
         assert_eq!((counts.polls(), counts.drops()), (1, 1), "never polled again, dropped once");
+        assert!(abort.is_finished(), "its future is gone");
 
         // A task that finished keeps its output; a dropped handle still cancels.
         let handle = crew::spawn(async { 5 });

@@ -42,15 +42,17 @@
 //!   them (see its docs).
 //! - `join.rs` and `abort.rs`: a join handle's `Mutex` and the `Aborter` shared with abort
 //!   handles are `std`'s (and `Arc` is `std`'s, which `std::task::Wake` and `dyn` coercion
-//!   need): they are locked only by abort handles, outside every scheduling protocol, and a
-//!   join handle's polls reach its task with `get_mut`, with no lock. Likewise `join_set.rs`'s
-//!   set state, its queues and waker (crossbeam-queue's, atomic-waker's), its `Arc` (a
-//!   member's abort handle is a `dyn` of it) and its id counter: a set's lock is taken by its
-//!   own calls (and a `TaskGroup`'s members' end hooks), never inside a scheduling step; the
-//!   loom models spawn no sets. And `scope/`'s slots and list of slots (`std` mutexes, each
-//!   handed a task's end, outside every scheduling step) and the `Arc`s that hold them and the
-//!   count (the `dyn` coercion needs `std`'s); the count itself (`scope/count.rs`) is loom's,
-//!   and `loom-tests/tests/scope_count.rs` checks it.
+//!   need): they are locked only by abort handles and `is_finished`, outside every scheduling
+//!   protocol, and a join handle's polls reach its task with `get_mut`, with no lock. Likewise
+//!   `join_set.rs`'s set state, its queues and its waiters' event (crossbeam-queue's, and
+//!   event-listener's own `Event`, awaited as a future, which the facade's loom event is not),
+//!   its `Arc` (a member's abort handle is a `dyn` of it) and its id counter: a set's lock is
+//!   taken by its own calls (and by a member's end hook in a `TaskGroup`, or once a member was
+//!   taken out early), never inside a scheduling step; the loom models spawn no sets. And
+//!   `scope/`'s slots and list of slots (`std` mutexes, each handed a task's end, outside
+//!   every scheduling step) and the `Arc`s that hold them and the count (the `dyn` coercion
+//!   needs `std`'s); the count itself (`scope/count.rs`) is loom's, and
+//!   `loom-tests/tests/scope_count.rs` checks it.
 //! - `scheduler/context.rs`: `PRIVATE_POOLS` is a plain `std` atomic (loom's cannot be `static`),
 //!   a flag that only goes from false to true before any thread could read it as true (see
 //!   `note_private_pool`); and `shard_hint`'s per-thread counter is a `std::thread_local!` `Cell`,
