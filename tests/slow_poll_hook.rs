@@ -216,3 +216,37 @@ fn dropping_a_pool_does_not_wait_for_a_blocked_hook() {
         drop(release);
     });
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "blocks threads for many monitor intervals; too slow interpreted")]
+fn nothing_is_delivered_once_the_pool_is_dropped() {
+    with_timeout(|| {
+        let (hook, entered, release) = BlockedHook::new();
+        // Dropped with the hook, when the reporter, its last owner, exits.
+        let hook_gone = Arc::new(AtomicUsize::new(0));
+        let pool = {
+            let (call, gone) = (hook.hook(), common::DropCounter(hook_gone.clone()));
+            crew::Pool::builder()
+                .workers(1)
+                .takeover(false)
+                .slow_poll_threshold(QUICK)
+                .on_slow_poll(move |report| {
+                    let _owned = &gone;
+                    call(report)
+                })
+                .build()
+                .unwrap()
+        };
+        let (slow_tx, slow_rx) = mpsc::channel::<()>();
+        let slow = pool.spawn(async move { slow_rx.recv().unwrap() });
+        assert_eq!(entered.recv().unwrap(), SlowPollKind::Slow);
+        slow_tx.send(()).unwrap();
+        crew::block_on(slow);
+        // The worker ended the slow poll (queuing its `Returned` report) before this one.
+        crew::block_on(pool.spawn(async {}));
+        drop(pool);
+        release.send(()).unwrap();
+        wait_until("the reporter's exit", || hook_gone.load(Ordering::SeqCst) == 1);
+        assert_eq!(hook.calls.load(Ordering::SeqCst), 1, "the report queued before the drop was not delivered");
+    });
+}

@@ -382,7 +382,8 @@ impl Builder {
     /// [`Metrics::slow_poll_reports_dropped`](crate::Metrics::slow_poll_reports_dropped).
     /// `crew::spawn` inside the hook spawns onto this pool (the global pool's hook: the global
     /// pool). A panic in the hook is caught. The pool's drop does not wait for a hook call in
-    /// progress, and reports made after shutdown began are not delivered.
+    /// progress, and once it began nothing more is delivered: the reports still queued are
+    /// dropped, and the reporter thread exits as soon as the call in progress returns.
     ///
     /// # Examples
     ///

@@ -14,9 +14,10 @@
 //! - The hook runs with the pool as the thread's current pool: `crew::spawn` in a hook spawns
 //!   onto the pool whose report it is (the global pool's hook, onto the global pool), as it does
 //!   on the pool's workers.
-//! - At shutdown the reporter delivers what is queued, then exits. The pool does not wait for it:
-//!   a hook that never returns cannot hang a pool's drop. Reports made after that (a stuck poll
-//!   that returns later) are not delivered.
+//! - Once the pool's shutdown began, nothing more is delivered: the reporter checks before each
+//!   call, so it exits as soon as the hook call under way (if any) returns, and the reports
+//!   still queued are dropped. The pool does not wait for it: a hook that never returns cannot
+//!   hang a pool's drop.
 
 use std::collections::VecDeque;
 use std::io;
@@ -99,7 +100,9 @@ fn run(shared: Arc<Shared>) {
     #[cfg(all(feature = "tokio", not(loom)))]
     let _tokio = tokio.enter();
     loop {
-        while let Some(report) = reports.pop() {
+        // The shutdown is looked at before each call: nothing is delivered after it began.
+        while !shared.is_shutdown() {
+            let Some(report) = reports.pop() else { break };
             hook.call(&report);
         }
         if shared.is_shutdown() {
