@@ -833,6 +833,15 @@ impl TaskGroup {
         self.inner.spawn(Target::Current, None, future)
     }
 
+    /// `task::Builder::spawn_in_group`'s path: a named member.
+    #[track_caller]
+    pub(crate) fn spawn_named<F>(&self, target: Target<'_>, name: Option<TaskName>, future: F) -> AbortHandle
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.inner.spawn(target, name, future)
+    }
+
     /// Spawns `future` into the group on `pool`.
     ///
     /// # Examples

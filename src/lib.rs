@@ -126,6 +126,8 @@ mod config;
 mod dump;
 mod escape;
 mod global;
+#[cfg(all(feature = "http", not(loom)))]
+pub mod http;
 mod interop;
 mod join;
 mod join_set;
@@ -138,6 +140,8 @@ mod pool;
 mod report;
 mod scheduler;
 mod scope;
+#[cfg(all(feature = "signal", unix, not(loom)))]
+pub mod signal;
 mod spawner;
 mod sync;
 mod target;

@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 use super::info::TaskName;
 use crate::abort::AbortHandle;
 use crate::join::JoinHandle;
-use crate::join_set::JoinSet;
+use crate::join_set::{JoinSet, TaskGroup};
 use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;
 use crate::target::Target;
@@ -172,6 +172,24 @@ impl<P: Policy> Builder<P> {
         F: Future<Output = T> + Send + 'static,
     {
         set.spawn_named(Target::Current, self.name, future)
+    }
+
+    /// Spawns `future` into `group` on the current pool, as [`TaskGroup::spawn`] does, named as
+    /// this builder says.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let group = crew::task::TaskGroup::named("connections");
+    /// crew::task::Builder::new().name("connection 1").spawn_in_group(&group, async {});
+    /// crew::block_on(group.wait());
+    /// ```
+    #[track_caller]
+    pub fn spawn_in_group<F>(self, group: &TaskGroup, future: F) -> AbortHandle
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        group.spawn_named(Target::Current, self.name, future)
     }
 }
 
