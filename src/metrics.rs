@@ -85,6 +85,15 @@ pub struct Metrics {
     /// Threads whose core was taken over while they were stuck in a poll, and whose poll has
     /// not returned yet.
     pub stuck_threads: usize,
+    /// Worker threads the pool started: its first workers', and those a takeover or a hand-off
+    /// (`block_on`, `scope`, `block_in_place` on a worker) needed when no spare thread waited.
+    pub threads_started: u64,
+    /// Spare threads waiting now: threads whose worker life ended early (their stuck poll
+    /// returned after a takeover, or their core was handed off) that wait a while (10 s) to run
+    /// the next core a takeover or hand-off starts, instead of a new thread. At most
+    /// [`Builder::max_stuck_threads`](crate::Builder::max_stuck_threads), or the pool's worker
+    /// count if that is more.
+    pub spare_threads: usize,
     /// Slow-poll reports dropped because [`Builder::on_slow_poll`](crate::Builder::on_slow_poll)'s
     /// hook fell behind: 1,024 reports were already waiting for it. Zero without a hook.
     pub slow_poll_reports_dropped: u64,
@@ -251,11 +260,13 @@ impl fmt::Display for Metrics {
         line(f, "total", &self.total)?;
         write!(
             f,
-            "live tasks {}, spawned from outside {}, injector {}, stuck threads {}, blocking threads {} ({} idle, {} jobs queued), up {:.1?}",
+            "live tasks {}, spawned from outside {}, injector {}, stuck threads {}, threads started {} ({} spare), blocking threads {} ({} idle, {} jobs queued), up {:.1?}",
             self.live_tasks,
             self.spawned_outside,
             self.injector_depth,
             self.stuck_threads,
+            self.threads_started,
+            self.spare_threads,
             self.blocking.threads,
             self.blocking.idle_threads,
             self.blocking.queued,

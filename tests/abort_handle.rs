@@ -8,16 +8,25 @@
 
 mod common;
 
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc};
-use std::time::Duration;
+use std::sync::{mpsc, Arc, Mutex};
+use std::task::{Poll, Waker};
 
 use common::{wait_until, with_timeout, Counted, Counts, DropCounter};
 use crew::task::JoinSet;
 
-/// A future that keeps its waker (the timer's), so async-task does not free it when detached.
-fn an_hour() -> crew::time::Sleep {
-    crew::time::sleep(Duration::from_secs(3600))
+/// Wakers kept alive, so that async-task does not free a pending detached task (nothing could
+/// wake it): what a timer or a socket does for a real task. One per test binary; never woken.
+static KEPT: Mutex<Vec<Waker>> = Mutex::new(Vec::new());
+
+/// Pending forever, its waker kept (as a timer of an hour keeps its; no timer, so that miri
+/// runs these tests too).
+fn an_hour() -> impl Future<Output = ()> + Send {
+    std::future::poll_fn(|cx| {
+        KEPT.lock().unwrap().push(cx.waker().clone());
+        Poll::Pending
+    })
 }
 
 fn pool() -> crew::Pool {

@@ -10,6 +10,7 @@ use std::sync::mpsc;
 use common::with_timeout;
 
 #[test]
+#[cfg_attr(miri, ignore = "a monitor thread and its waits: too slow interpreted")]
 fn a_bad_value_is_named_and_off_runs_pools_in_fence_mode() {
     std::env::set_var(crew::MEMBARRIER_ENV, "maybe");
     let err = crew::Pool::builder().workers(1).build().unwrap_err();

@@ -226,3 +226,45 @@ fn shutdown_timeout_of_duration_max_waits_for_a_stuck_poll_without_overflowing()
         drop(queued);
     });
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "blocks threads for many monitor intervals; too slow interpreted")]
+fn a_steady_blocking_mix_reuses_the_threads_it_starts() {
+    with_timeout(|| {
+        const ROUNDS: usize = 20;
+        let pool = crew::Pool::builder().workers(1).takeover_after(QUICK).build().unwrap();
+        for round in 0..ROUNDS {
+            // A task that blocks its worker until the task queued behind it runs: a takeover.
+            let (tx, rx) = mpsc::channel::<()>();
+            let blocked = pool.spawn(async move { rx.recv().unwrap() });
+            let behind = pool.spawn(async move { tx.send(()).unwrap() });
+            crew::block_on(behind);
+            crew::block_on(blocked);
+            // The stuck thread's poll returned: it waits as a spare for the next takeover.
+            wait_until("the stuck thread waits as a spare", || pool.metrics().spare_threads == 1);
+            let metrics = pool.metrics();
+            assert_eq!(metrics.total.takeovers, round as u64 + 1, "{metrics}");
+        }
+        let metrics = pool.metrics();
+        // The first worker and one thread for the first takeover; every later takeover ran on
+        // the spare the one before left.
+        assert_eq!(metrics.threads_started, 2, "{metrics}");
+        assert!(metrics.to_string().contains("threads started 2 (1 spare)"), "{metrics}");
+        drop(pool); // the spare gives up at once: the drop joins it
+    });
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "spare threads' timed waits: too slow interpreted")]
+fn hand_offs_reuse_a_spare_thread() {
+    with_timeout(|| {
+        let pool = crew::Pool::builder().workers(1).takeover(false).build().unwrap();
+        for round in 0..5u64 {
+            // `block_on` on a worker hands its core to another thread first.
+            let nested = pool.spawn(async move { crew::block_on(async move { round }) });
+            assert_eq!(crew::block_on(nested), round);
+            wait_until("the blocked thread waits as a spare", || pool.metrics().spare_threads == 1);
+        }
+        assert_eq!(pool.metrics().threads_started, 2, "{}", pool.metrics());
+    });
+}

@@ -61,6 +61,7 @@ fn scope_on_the_only_worker_fails_at_once_with_takeover() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "a monitor thread and its waits: too slow interpreted")]
 fn block_in_place_whose_hand_off_failed_is_taken_over_later() {
     let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     with_timeout(|| {

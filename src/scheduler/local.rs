@@ -24,8 +24,9 @@
 //! - Every live local task is registered in its thread's [`Tasks`] (its waker; owner-only, no
 //!   lock; the key is kept by the task's future, [`Polled`], and given back when the future is
 //!   dropped), and, on a thread that works for or blocks in a pool that keeps task records, in that
-//!   pool's registry too (the dump, `#[crew::test]`'s leftovers). When the thread's worker life
-//!   ends, or its thread-locals are destroyed, the home closes ([`Here::close`]): it refuses new tasks,
+//!   pool's registry too (the dump, `#[crew::test]`'s leftovers). When the thread stops being a
+//!   pool's thread (its last worker life ended, as a spare thread's wait too: `run.rs`), or its
+//!   thread-locals are destroyed, the home closes ([`Here::close`]): it refuses new tasks,
 //!   wakes every registered one, and drops every task that reaches its queue until none is
 //!   alive. So every local task is dropped on its own thread, exactly once, and once a home is
 //!   closed no task of it is alive for a late wake to find.
@@ -787,8 +788,9 @@ fn run_recorded_off_core(runnable: Runnable) {
 }
 
 /// The end of a worker thread's worker life (its core retired, given up or handed off): if it
-/// owns local tasks, it runs them until none is alive, or until `shared`'s pool shuts down, then
-/// closes its home, dropping what is left (see the module docs). Shutdown wakes it (`orphans`).
+/// owns local tasks, it runs them until none is alive, or until `shared`'s pool shuts down
+/// (then [`close_thread_home`] drops what is left, see the module docs). Shutdown wakes it
+/// (`orphans`).
 pub(super) fn finish_worker_thread(shared: &Arc<Shared>) {
     let Some(home) = this_thread_home() else { return };
     // The thread stays its pool's: tasks its local tasks spawn go there.
@@ -811,7 +813,14 @@ pub(super) fn finish_worker_thread(shared: &Arc<Shared>) {
         }
     }
     shared.note_orphan(&home, false);
-    with_here(Here::close);
+}
+
+/// Closes this thread's local home, if it has one, as its thread ends its life as a pool's
+/// thread: no local task can be spawned on it after this, and what is left is dropped.
+pub(super) fn close_thread_home() {
+    if this_thread_home().is_some() {
+        with_here(Here::close);
+    }
 }
 
 impl Shared {

@@ -80,6 +80,7 @@
 //! | `reactor.rs` | the worker loop as a future inside `async_io::block_on` |
 //! | `reactor_turn.rs` | when that loop lets the reactor turn before yielded tasks |
 //! | `run.rs` | starting a pool's threads; a worker thread's body and its blocking loop |
+//! | `spare_threads.rs` | threads whose worker life ended early, waiting to run the next core |
 //! | `context.rs` | the thread-local that makes a thread a worker; handing its core off |
 //! | `shutdown.rs` | stopping a pool, dropping every task exactly once |
 //! | `registry.rs` | a private pool's live tasks, so that dropping the pool drops them |
@@ -116,6 +117,7 @@ mod shared;
 mod shutdown;
 mod sleep;
 mod snapshot;
+mod spare_threads;
 mod spawn;
 mod watch;
 mod worker;

@@ -50,38 +50,68 @@ fn prepare_fences_off_path() {
     }
 }
 
-/// The body of a worker thread: runs `core`'s loop until shutdown, hand-off or takeover.
+/// The body of a worker thread: runs `core`'s loop until shutdown, hand-off or takeover, then,
+/// if its worker life ended early, waits as a spare thread for the next core to run
+/// (`spare_threads.rs`).
 fn run(shared: Arc<Shared>, core: Box<Core>) {
     // The `tokio` feature: this thread holds a tokio context for its whole life.
     #[cfg(all(feature = "tokio", not(loom)))]
     let tokio = shared.config.tokio_handle.clone().unwrap_or_else(crate::interop::tokio::own);
     #[cfg(all(feature = "tokio", not(loom)))]
     let _tokio = tokio.enter();
+    let mut core = core;
+    loop {
+        let early = run_core(&shared, core);
+        // Until none of this thread's local tasks is alive, or shutdown.
+        super::local::finish_worker_thread(&shared);
+        let spare = early && !shared.is_shutdown();
+        // As many spares as the stuck threads a takeover may leave, and at least one per worker
+        // (hand-offs, with takeover off too).
+        let cap = shared.config.max_stuck_threads.max(shared.workers());
+        let next = spare.then(|| shared.spare_threads.wait(cap, || shared.is_shutdown()));
+        match next.flatten() {
+            // Its local home, if it has one, goes on with the next core (`run_core`).
+            Some(next) => core = next,
+            None => {
+                super::local::close_thread_home();
+                return;
+            }
+        }
+    }
+}
+
+/// Runs `core`'s loop on this thread until shutdown, hand-off or takeover: true if the worker
+/// life ended early (the core handed off or taken over), false at shutdown.
+fn run_core(shared: &Arc<Shared>, core: Box<Core>) -> bool {
     // A no-op for a core handed over busy (`block_on`).
     shared.counters[core.index].busy.begin(shared.clock.now());
     context::enter(shared.clone(), core);
+    // A spare thread that ran local tasks in an earlier worker life: its new core runs them.
+    if let Some(home) = super::local::this_thread_home() {
+        context::attach_home(&home);
+    }
     if shared.drives_reactor() {
         #[cfg(not(loom))] // async-io does not build under loom, whose configs never drive it
-        super::reactor::run_loop(&shared);
+        super::reactor::run_loop(shared);
     } else {
-        blocking_loop(&shared);
+        blocking_loop(shared);
     }
     // Dropped with the context cleared, so that anything the tasks' drops schedule goes to the
     // injector. `None`: the core went to another thread.
-    if let Some(mut core) = context::leave() {
-        // The thread's local tasks stay with it (below).
-        core.detach_home();
-        shared.counters[core.index].busy.end(shared.clock.now());
-        // Relaxed: read by the monitor's heuristics (is some worker free to take work?) and by
-        // loom's checks once the pool is idle.
-        shared.slot_states[core.index].active.store(false, Ordering::Relaxed);
-        if core.taken_over {
-            shared.give_up_core(core);
-        } else {
-            shared.retire_core(core);
-        }
+    let Some(mut core) = context::leave() else { return true };
+    // The thread's local tasks stay with it (`finish_worker_thread`).
+    core.detach_home();
+    shared.counters[core.index].busy.end(shared.clock.now());
+    // Relaxed: read by the monitor's heuristics (is some worker free to take work?) and by
+    // loom's checks once the pool is idle.
+    shared.slot_states[core.index].active.store(false, Ordering::Relaxed);
+    if core.taken_over {
+        shared.give_up_core(core);
+        true
+    } else {
+        shared.retire_core(core);
+        false
     }
-    super::local::finish_worker_thread(&shared);
 }
 
 /// The worker loop on a thread that blocks to park. Returns at shutdown, once the core went to
@@ -164,15 +194,24 @@ impl Shared {
         }
     }
 
-    /// Starts a thread for the worker loop of `core`, which it runs only if `go`, called with
-    /// the core once the thread exists and before the thread can take it, says so. Gives `core`
-    /// back if `go` said no (`Ok(Some)`; that thread then exits at once) or if no thread could
-    /// start (`Err`, and `go` was not called).
+    /// Starts a thread for the worker loop of `core` (or hands it to a spare thread), which it
+    /// runs only if `go`, called with the core once the thread exists and before the thread can
+    /// take it, says so. Gives `core` back if `go` said no (`Ok(Some)`; a new thread then exits
+    /// at once, a spare waits on) or if no thread could start (`Err`, and `go` was not called).
     pub(super) fn start_worker_if(
         this: &Arc<Self>,
-        core: Box<Core>,
+        mut core: Box<Core>,
         go: impl FnOnce(&mut Core) -> bool,
     ) -> Result<Option<Box<Core>>, (Box<Core>, io::Error)> {
+        // A spare thread first (`spare_threads.rs`): reserved, so that it waits for `go`.
+        if let Some(spare) = this.spare_threads.reserve() {
+            if !go(&mut core) {
+                this.spare_threads.withdraw(spare);
+                return Ok(Some(core));
+            }
+            this.spare_threads.give(spare, core);
+            return Ok(None);
+        }
         let mut builder =
             thread::Builder::new().name(format!("{}-{}", this.config.thread_name, this.worker_number(core.index)));
         if let Some(bytes) = this.config.stack_size {
@@ -194,6 +233,7 @@ impl Shared {
         });
         match spawned {
             Ok(handle) => {
+                this.threads_started.incr();
                 let core = held.as_mut().expect("the core stays in its slot until released");
                 let given_back = if go(core) { None } else { held.take() };
                 drop(held);

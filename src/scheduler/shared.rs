@@ -29,11 +29,12 @@ use super::registry::Registry;
 use super::remote::{Remote, SlotState};
 use super::reporter::Reports;
 use super::sleep::{Sleepers, WakeSource};
+use super::spare_threads::SpareThreads;
 use super::worker::{Core, Pushed};
 use crate::config::Config;
 use crate::sync::{
     fence, lock, planted_bug, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex, Ordering,
-    Stealer, Worker,
+    SharedCounter, Stealer, Worker,
 };
 
 /// Which pool a [`Shared`] is: the global one, never dropped, or a private one, whose live tasks
@@ -102,6 +103,12 @@ pub(crate) struct Shared {
     // Boxed: a core travels between threads as `Box<Core>` everywhere else (hand-off, start).
     #[allow(clippy::vec_box)]
     pub(super) spares: Mutex<Vec<Box<Core>>>,
+    /// Threads whose worker life ended early, waiting to run the next core a takeover or a
+    /// hand-off starts (`spare_threads.rs`).
+    pub(super) spare_threads: SpareThreads,
+    /// Worker threads this pool started (its first workers, takeovers', hand-offs'), not the
+    /// times a spare thread took a core.
+    pub(super) threads_started: SharedCounter,
     /// The queue of reports for the slow-poll hook, read by the reporter thread; `None` without
     /// a hook (see `reporter.rs`).
     pub(super) reports: Option<Reports>,
@@ -147,6 +154,8 @@ impl Shared {
             cores_exited: Event::new(),
             threads: Mutex::new(Vec::with_capacity(workers)),
             spares: Mutex::new(Vec::with_capacity(slots - workers)),
+            spare_threads: SpareThreads::default(),
+            threads_started: SharedCounter::default(),
             reports: config.on_slow_poll.is_some().then(Reports::new),
             orphans: Mutex::new(Vec::new()),
             pinned_next: AtomicUsize::new(0),

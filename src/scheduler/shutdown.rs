@@ -40,6 +40,7 @@ impl Shared {
         context::hand_off_core();
         self.sleepers.notify_all();
         self.wake_orphans();
+        self.spare_threads.release_all();
         if let Some(busy) = self.sleepers.monitor_alarm() {
             busy.event.notify(usize::MAX);
         }

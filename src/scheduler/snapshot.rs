@@ -79,6 +79,8 @@ impl Shared {
             notifies_skipped_outside: self.outside.notifies_skipped.get(),
             injector_depth: self.injector.len(),
             stuck_threads,
+            threads_started: self.threads_started.get(),
+            spare_threads: self.spare_threads.len(),
             slow_poll_reports_dropped: self.reports.as_ref().map_or(0, |reports| reports.dropped.get()),
             // The blocking pool is no pool's: the caller fills it in (`pool.rs`, `global.rs`).
             blocking: BlockingMetrics::default(),

@@ -199,6 +199,26 @@ pub fn assert_all_workers_run(pool: &crew::Pool, prefix: &str, workers: usize) {
     assert_eq!(names, expected, "every worker runs one of {workers} tasks meeting at a barrier");
 }
 
+/// As [`assert_all_workers_run`], for a pool whose cores went to other threads (hand-offs,
+/// takeovers): `workers` tasks meet at a barrier on `workers` distinct threads of the pool, each
+/// named `{prefix}-N`, where N is the worker number the thread started as (a spare thread keeps
+/// its name when it runs another worker's core).
+pub fn assert_all_workers_run_on_pool_threads(pool: &crew::Pool, prefix: &str, workers: usize) {
+    let barrier = Arc::new(std::sync::Barrier::new(workers));
+    let handles: Vec<_> = (0..workers)
+        .map(|_| {
+            let barrier = barrier.clone();
+            pool.spawn(async move {
+                barrier.wait();
+                thread::current().name().unwrap_or("<unnamed>").to_owned()
+            })
+        })
+        .collect();
+    let names: Vec<String> = handles.into_iter().map(crew::block_on).collect();
+    let numbered = |name: &String| name.strip_prefix(&format!("{prefix}-")).is_some_and(|n| n.parse::<usize>().is_ok());
+    assert!(names.iter().all(numbered), "every worker thread is the pool's: {names:?}");
+}
+
 /// The text of a `&str` or `String` panic payload.
 pub fn payload_message(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
     payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str))
