@@ -244,8 +244,9 @@ where
         for abort in &aborts {
             abort.abort();
         }
-        wait_until("every member's drop", || counts.drops() == 4);
-        assert!(aborts.iter().all(crew::task::AbortHandle::is_finished));
+        // Finished once each future's drop returned (the end hook runs right after it).
+        wait_until("every member's end", || aborts.iter().all(crew::task::AbortHandle::is_finished));
+        assert_eq!(counts.drops(), 4);
     });
 }
 

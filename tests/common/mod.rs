@@ -173,6 +173,13 @@ pub fn block_one_worker(pool: &crew::Pool) -> mpsc::Sender<()> {
 /// only if `workers` distinct threads run them at once) and returns their thread names, sorted
 /// and deduplicated. Hangs (so call it under [`with_timeout`]) if fewer workers are alive.
 pub fn names_of_concurrent_workers(pool: &crew::Pool, workers: usize) -> Vec<String> {
+    let mut names = names_of_threads_meeting(pool, workers);
+    names.dedup();
+    names
+}
+
+/// The thread names of `workers` tasks of `pool` that meet at one barrier, sorted.
+fn names_of_threads_meeting(pool: &crew::Pool, workers: usize) -> Vec<String> {
     let barrier = Arc::new(std::sync::Barrier::new(workers));
     let handles: Vec<_> = (0..workers)
         .map(|_| {
@@ -185,7 +192,6 @@ pub fn names_of_concurrent_workers(pool: &crew::Pool, workers: usize) -> Vec<Str
         .collect();
     let mut names: Vec<String> = handles.into_iter().map(crew::block_on).collect();
     names.sort();
-    names.dedup();
     names
 }
 
@@ -204,17 +210,7 @@ pub fn assert_all_workers_run(pool: &crew::Pool, prefix: &str, workers: usize) {
 /// named `{prefix}-N`, where N is the worker number the thread started as (a spare thread keeps
 /// its name when it runs another worker's core).
 pub fn assert_all_workers_run_on_pool_threads(pool: &crew::Pool, prefix: &str, workers: usize) {
-    let barrier = Arc::new(std::sync::Barrier::new(workers));
-    let handles: Vec<_> = (0..workers)
-        .map(|_| {
-            let barrier = barrier.clone();
-            pool.spawn(async move {
-                barrier.wait();
-                thread::current().name().unwrap_or("<unnamed>").to_owned()
-            })
-        })
-        .collect();
-    let names: Vec<String> = handles.into_iter().map(crew::block_on).collect();
+    let names = names_of_threads_meeting(pool, workers);
     let numbered = |name: &String| name.strip_prefix(&format!("{prefix}-")).is_some_and(|n| n.parse::<usize>().is_ok());
     assert!(names.iter().all(numbered), "every worker thread is the pool's: {names:?}");
 }
