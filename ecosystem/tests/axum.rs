@@ -2,8 +2,9 @@
 //! client over crew's sockets, HTTP/1 and HTTP/2: state, extractors (`Path`, `Query`, `Json`),
 //! the peer's address (`Extension<crew::http::PeerAddr>`), a streamed response body, and an
 //! upgraded connection (`hyper::upgrade::on`, then `crew::spawn`). Each test asserts that its
-//! handlers ran on crew's workers (the test pool's thread names). axum's `tokio` feature is off:
-//! nothing here needs a tokio runtime, though the crate's `context` feature gives one.
+//! handlers ran on crew's workers (the test pool's thread names). Nothing here calls axum's
+//! `tokio` feature (`axum::serve`, which only `examples/services.rs` uses) or needs a tokio
+//! runtime, though the crate's `context` feature gives one.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
