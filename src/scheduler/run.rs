@@ -59,6 +59,8 @@ fn run(shared: Arc<Shared>, core: Box<Core>) {
     let tokio = shared.config.tokio_handle.clone().unwrap_or_else(crate::interop::tokio::own);
     #[cfg(all(feature = "tokio", not(loom)))]
     let _tokio = tokio.enter();
+    // The worker number this thread is named for (`start_worker_if`): the cores it may run.
+    let named = shared.worker_number(core.index);
     let mut core = core;
     loop {
         let early = run_core(&shared, core);
@@ -68,7 +70,7 @@ fn run(shared: Arc<Shared>, core: Box<Core>) {
         // As many spares as the stuck threads a takeover may leave, and at least one per worker
         // (hand-offs, with takeover off too).
         let cap = shared.config.max_stuck_threads.max(shared.workers());
-        let next = spare.then(|| shared.spare_threads.wait(cap, || shared.is_shutdown()));
+        let next = spare.then(|| shared.spare_threads.wait(named, cap, || shared.is_shutdown()));
         match next.flatten() {
             // Its local home, if it has one, goes on with the next core (`run_core`).
             Some(next) => core = next,
@@ -194,7 +196,8 @@ impl Shared {
         }
     }
 
-    /// Starts a thread for the worker loop of `core` (or hands it to a spare thread), which it
+    /// Starts a thread for the worker loop of `core` (or hands it to a spare thread named for
+    /// the same worker number), which it
     /// runs only if `go`, called with the core once the thread exists and before the thread can
     /// take it, says so. Gives `core` back if `go` said no (`Ok(Some)`; a new thread then exits
     /// at once, a spare waits on) or if no thread could start (`Err`, and `go` was not called).
@@ -204,7 +207,7 @@ impl Shared {
         go: impl FnOnce(&mut Core) -> bool,
     ) -> Result<Option<Box<Core>>, (Box<Core>, io::Error)> {
         // A spare thread first (`spare_threads.rs`): reserved, so that it waits for `go`.
-        if let Some(spare) = this.spare_threads.reserve() {
+        if let Some(spare) = this.spare_threads.reserve(this.worker_number(core.index)) {
             if !go(&mut core) {
                 this.spare_threads.withdraw(spare);
                 return Ok(Some(core));

@@ -11,15 +11,15 @@
 //!   once, or as many as the pool's workers if that is more (a hand-off's thread, takeover
 //!   off); none under loom, whose models never reuse a thread.
 //! - [`Shared::start_worker_if`](super::shared::Shared) hands a core to a waiting spare before
-//!   it starts a thread: the most recent spare first (its stack is warm). It reserves the spare
-//!   under the spare's lock before its `go` decides, so that a reserved spare never times out,
-//!   and each core reaches exactly one thread: the spare takes what it is given, or its
-//!   reservation is withdrawn and it waits on.
+//!   it starts a thread: a spare named for the same worker number (threads are named
+//!   `{prefix}-N` when they start, and a running thread cannot be renamed, so a spare runs only
+//!   the cores of its own number: every worker thread's name stays true), the most recent first
+//!   (its stack is warm). It reserves the spare under the spare's lock before its `go` decides,
+//!   so that a reserved spare never times out, and each core reaches exactly one thread: the
+//!   spare takes what it is given, or its reservation is withdrawn and it waits on.
 //! - A spare gives up after [`SPARE_WAIT`], or at once when the pool's shutdown begins: it
 //!   marks itself gone under its lock (a starter then finds it gone and looks for another), and
-//!   shutdown marks every waiting spare gone. Its thread keeps the name it started with (a
-//!   running thread cannot be renamed); the core it runs says which worker it is
-//!   (`WorkerMetrics::worker`, the reports' worker number).
+//!   shutdown marks every waiting spare gone.
 
 use std::time::Duration;
 
@@ -36,8 +36,9 @@ pub(super) struct SpareThreads {
 }
 
 /// One spare thread's mailbox.
-#[derive(Default)]
 struct Spare {
+    /// The worker number the thread is named for: the only cores it runs.
+    worker: usize,
     state: Mutex<Mailbox>,
     changed: Event,
 }
@@ -66,11 +67,12 @@ impl std::fmt::Debug for SpareThreads {
 }
 
 impl SpareThreads {
-    /// Waits as a spare, until a core comes (`Some`), [`SPARE_WAIT`] passes, or the pool shuts
-    /// down (`None`: the thread exits). `cap` spares at most wait; `is_shutdown` is read after
-    /// this spare is listed, so that shutdown marks it or it sees the flag.
-    pub(super) fn wait(&self, cap: usize, is_shutdown: impl Fn() -> bool) -> Option<Box<Core>> {
-        let spare = Arc::new(Spare::default());
+    /// Waits as a spare for a core of worker number `worker` (the one the thread is named for),
+    /// until one comes (`Some`), [`SPARE_WAIT`] passes, or the pool shuts down (`None`: the
+    /// thread exits). `cap` spares at most wait; `is_shutdown` is read after this spare is
+    /// listed, so that shutdown marks it or it sees the flag.
+    pub(super) fn wait(&self, worker: usize, cap: usize, is_shutdown: impl Fn() -> bool) -> Option<Box<Core>> {
+        let spare = Arc::new(Spare { worker, state: Mutex::new(Mailbox::Waiting), changed: Event::new() });
         {
             let mut waiting = lock(&self.waiting);
             if waiting.len() >= shrunk_under_loom(cap, 0) {
@@ -110,11 +112,15 @@ impl SpareThreads {
         core
     }
 
-    /// Takes the most recent waiting spare and reserves it, if there is one that has not given
-    /// up.
-    pub(super) fn reserve(&self) -> Option<Reserved> {
+    /// Takes the most recent waiting spare named for worker number `worker` and reserves it, if
+    /// there is one that has not given up.
+    pub(super) fn reserve(&self, worker: usize) -> Option<Reserved> {
         loop {
-            let spare = lock(&self.waiting).pop()?;
+            let spare = {
+                let mut waiting = lock(&self.waiting);
+                let at = waiting.iter().rposition(|spare| spare.worker == worker)?;
+                waiting.remove(at)
+            };
             let mut state = lock(&spare.state);
             if matches!(*state, Mailbox::Waiting) {
                 *state = Mailbox::Reserved;

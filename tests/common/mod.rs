@@ -173,13 +173,6 @@ pub fn block_one_worker(pool: &crew::Pool) -> mpsc::Sender<()> {
 /// only if `workers` distinct threads run them at once) and returns their thread names, sorted
 /// and deduplicated. Hangs (so call it under [`with_timeout`]) if fewer workers are alive.
 pub fn names_of_concurrent_workers(pool: &crew::Pool, workers: usize) -> Vec<String> {
-    let mut names = names_of_threads_meeting(pool, workers);
-    names.dedup();
-    names
-}
-
-/// The thread names of `workers` tasks of `pool` that meet at one barrier, sorted.
-fn names_of_threads_meeting(pool: &crew::Pool, workers: usize) -> Vec<String> {
     let barrier = Arc::new(std::sync::Barrier::new(workers));
     let handles: Vec<_> = (0..workers)
         .map(|_| {
@@ -192,6 +185,7 @@ fn names_of_threads_meeting(pool: &crew::Pool, workers: usize) -> Vec<String> {
         .collect();
     let mut names: Vec<String> = handles.into_iter().map(crew::block_on).collect();
     names.sort();
+    names.dedup();
     names
 }
 
@@ -203,16 +197,6 @@ pub fn assert_all_workers_run(pool: &crew::Pool, prefix: &str, workers: usize) {
     let mut expected: Vec<String> = (0..workers).map(|i| format!("{prefix}-{i}")).collect();
     expected.sort();
     assert_eq!(names, expected, "every worker runs one of {workers} tasks meeting at a barrier");
-}
-
-/// As [`assert_all_workers_run`], for a pool whose cores went to other threads (hand-offs,
-/// takeovers): `workers` tasks meet at a barrier on `workers` distinct threads of the pool, each
-/// named `{prefix}-N`, where N is the worker number the thread started as (a spare thread keeps
-/// its name when it runs another worker's core).
-pub fn assert_all_workers_run_on_pool_threads(pool: &crew::Pool, prefix: &str, workers: usize) {
-    let names = names_of_threads_meeting(pool, workers);
-    let numbered = |name: &String| name.strip_prefix(&format!("{prefix}-")).is_some_and(|n| n.parse::<usize>().is_ok());
-    assert!(names.iter().all(numbered), "every worker thread is the pool's: {names:?}");
 }
 
 /// The text of a `&str` or `String` panic payload.
