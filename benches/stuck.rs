@@ -12,7 +12,7 @@
 //!
 //! Members, each with W worker threads (env `CREW_BENCH_WORKERS`, default 2):
 //!
-//! - `crew`: a private pool with the defaults (takeover after `crew::DEFAULT_TAKEOVER_AFTER`, at
+//! - `crew`: a private pool with the defaults (takeover after `crew::config::DEFAULT_TAKEOVER_AFTER`, at
 //!   most 16 stuck threads); `crew takeover N ms` with `Builder::takeover_after`; `crew, N stuck
 //!   threads at most` with `Builder::max_stuck_threads`; `crew takeover off` with
 //!   `Builder::takeover(false)`; `crew + block_in_place`: the defaults, the blocking call wrapped

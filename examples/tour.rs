@@ -52,5 +52,5 @@ fn main() {
 
 /// The global pool's size, as `CREW_WORKERS` or the CPU count sets it.
 fn workers() -> usize {
-    std::env::var(crew::WORKERS_ENV).ok().and_then(|v| v.trim().parse().ok()).unwrap_or_else(num_cpus::get)
+    std::env::var(crew::config::WORKERS_ENV).ok().and_then(|v| v.trim().parse().ok()).unwrap_or_else(num_cpus::get)
 }

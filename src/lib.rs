@@ -122,7 +122,7 @@ mod block_in_place;
 mod block_on;
 #[cfg(not(loom))]
 mod blocking;
-mod config;
+pub mod config;
 mod dump;
 mod escape;
 mod global;
@@ -158,12 +158,8 @@ pub use scheduler::loom_hook as __loom;
 pub use block_in_place::block_in_place;
 pub use block_on::block_on;
 #[cfg(not(loom))]
-pub use blocking::{spawn_blocking, spawn_blocking_with, MAX_BLOCKING_THREADS};
-pub use config::{
-    BuildError, Builder, DEFAULT_SLOW_POLL_THRESHOLD, DEFAULT_SPIN_BEFORE_PARK, DEFAULT_TAKEOVER_AFTER,
-    MAX_SPIN_BEFORE_PARK, MAX_STACK_SIZE, MAX_STUCK_THREADS, MAX_STUCK_THREADS_ENV, MAX_TAKEOVER_AFTER, MAX_WORKERS,
-    MEMBARRIER_ENV, MIN_STACK_SIZE, MIN_TAKEOVER_AFTER, TAKEOVER_ENV, TASK_DUMP_ENV, WORKERS_ENV,
-};
+pub use blocking::{spawn_blocking, spawn_blocking_with};
+pub use config::{BuildError, Builder};
 pub use dump::{QueuedIn, TaskDump, TaskSnapshot, TaskState};
 pub use global::{dump, metrics, spawn, spawn_with};
 pub use join::JoinHandle;

@@ -18,7 +18,7 @@ fn run_child(value: &str) -> Output {
         Command::new(std::env::current_exe().expect("the test binary's path"))
             .args(["--exact", "child_dump", "--nocapture", "--include-ignored", "--test-threads=1"])
             .env(CHILD_MARKER, "1")
-            .env(crew::TASK_DUMP_ENV, value)
+            .env(crew::config::TASK_DUMP_ENV, value)
             .env_remove("RUST_BACKTRACE")
             .output()
             .expect("run the test binary as a child")

@@ -12,10 +12,10 @@ use common::with_timeout;
 #[test]
 #[cfg_attr(miri, ignore = "a monitor thread and its waits: too slow interpreted")]
 fn a_bad_value_is_named_and_off_runs_pools_in_fence_mode() {
-    std::env::set_var(crew::MEMBARRIER_ENV, "maybe");
+    std::env::set_var(crew::config::MEMBARRIER_ENV, "maybe");
     let err = crew::Pool::builder().workers(1).build().unwrap_err();
     assert_eq!(err.to_string(), "CREW_MEMBARRIER=\"maybe\" is invalid: expected `on` or `off`");
-    std::env::set_var(crew::MEMBARRIER_ENV, "off");
+    std::env::set_var(crew::config::MEMBARRIER_ENV, "off");
     with_timeout(|| {
         let pool = crew::Pool::builder().workers(1).takeover(true).build().unwrap();
         // A blocked poll with a task behind it: the takeover (whose marks pair with the end of

@@ -121,9 +121,9 @@ fn stack_size_applies_to_every_worker_and_replacement_thread() {
         assert_eq!(crew::block_on(pool.spawn(async { use_two_mib_of_stack(7) })), 7 * 512);
 
         // The smallest accepted size works too.
-        let pool = crew::Pool::builder().workers(1).stack_size(crew::MIN_STACK_SIZE).build().unwrap();
+        let pool = crew::Pool::builder().workers(1).stack_size(crew::config::MIN_STACK_SIZE).build().unwrap();
         let size = crew::block_on(pool.spawn(async { current_stack_size() }));
-        assert!(size >= crew::MIN_STACK_SIZE, "{size}");
+        assert!(size >= crew::config::MIN_STACK_SIZE, "{size}");
     });
 }
 
@@ -144,15 +144,15 @@ fn bad_worker_counts_are_refused_with_the_value_and_the_range() {
             format!("Builder::workers({shown}) is invalid: expected a number of worker threads in 1..=1024"),
         );
     }
-    assert_eq!(crew::MAX_WORKERS, 1024);
+    assert_eq!(crew::config::MAX_WORKERS, 1024);
     // The limits themselves are accepted.
     assert_eq!(crew::Pool::builder().workers(1).build().unwrap().workers(), 1);
 }
 
 #[test]
 fn bad_stack_sizes_are_refused_with_the_value_and_the_range() {
-    assert_eq!((crew::MIN_STACK_SIZE, crew::MAX_STACK_SIZE), (65_536, 1_073_741_824));
-    for bytes in [0, 1, crew::MIN_STACK_SIZE - 1, crew::MAX_STACK_SIZE + 1, usize::MAX] {
+    assert_eq!((crew::config::MIN_STACK_SIZE, crew::config::MAX_STACK_SIZE), (65_536, 1_073_741_824));
+    for bytes in [0, 1, crew::config::MIN_STACK_SIZE - 1, crew::config::MAX_STACK_SIZE + 1, usize::MAX] {
         assert_eq!(
             build_error(crew::Pool::builder().workers(1).stack_size(bytes)),
             format!("Builder::stack_size({bytes}) is invalid: expected a size in bytes in 65536..=1073741824"),
@@ -202,10 +202,10 @@ fn every_duration_setting_takes_duration_max_without_panicking() {
     // The longest accepted values start a pool that runs.
     let pool = crew::Pool::builder()
         .workers(1)
-        .takeover_after(crew::MAX_TAKEOVER_AFTER)
-        .slow_poll_threshold(crew::MAX_TAKEOVER_AFTER)
+        .takeover_after(crew::config::MAX_TAKEOVER_AFTER)
+        .slow_poll_threshold(crew::config::MAX_TAKEOVER_AFTER)
         .on_slow_poll(|_| ())
-        .spin_before_park(crew::MAX_SPIN_BEFORE_PARK)
+        .spin_before_park(crew::config::MAX_SPIN_BEFORE_PARK)
         .build()
         .unwrap();
     assert_eq!(crew::block_on(pool.spawn(async { 3 })), 3);
@@ -234,7 +234,7 @@ fn an_invalid_configuration_starts_no_thread() {
 
 #[test]
 fn bad_spins_before_park_are_refused_with_the_value_and_the_range() {
-    assert_eq!(crew::MAX_SPIN_BEFORE_PARK, Duration::from_millis(1));
+    assert_eq!(crew::config::MAX_SPIN_BEFORE_PARK, Duration::from_millis(1));
     for (spin, shown) in [(Duration::from_nanos(1_000_001), "1.000001ms"), (Duration::from_secs(1), "1s")] {
         assert_eq!(
             build_error(crew::Pool::builder().workers(1).spin_before_park(spin)),
@@ -250,7 +250,7 @@ fn bad_spins_before_park_are_refused_with_the_value_and_the_range() {
 )]
 fn pools_that_spin_for_the_longest_time_or_not_at_all_run_every_task() {
     with_timeout(|| {
-        for spin in [Duration::ZERO, crew::MAX_SPIN_BEFORE_PARK] {
+        for spin in [Duration::ZERO, crew::config::MAX_SPIN_BEFORE_PARK] {
             let pool = crew::Pool::builder().workers(2).spin_before_park(spin).build().unwrap();
             let handles: Vec<_> = (0..1_000).map(|i| pool.spawn(async move { i })).collect();
             let outputs: Vec<usize> = handles.into_iter().map(crew::block_on).collect();
@@ -265,7 +265,8 @@ fn pools_that_spin_for_the_longest_time_or_not_at_all_run_every_task() {
 #[cfg_attr(miri, ignore = "spins on the clock for a millisecond per worker: slow under miri for no gain")]
 fn workers_that_spin_before_parking_still_park_once_the_work_runs_out() {
     with_timeout(|| {
-        let pool = crew::Pool::builder().workers(2).spin_before_park(crew::MAX_SPIN_BEFORE_PARK).build().unwrap();
+        let pool =
+            crew::Pool::builder().workers(2).spin_before_park(crew::config::MAX_SPIN_BEFORE_PARK).build().unwrap();
         for i in 0..100 {
             assert_eq!(crew::block_on(pool.spawn(async move { i })), i);
         }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use common::{wait_until, with_timeout};
 use crew::{SlowPoll, SlowPollKind};
 
-const QUICK: Duration = crew::MIN_TAKEOVER_AFTER;
+const QUICK: Duration = crew::config::MIN_TAKEOVER_AFTER;
 
 /// A hook that, from its first call on, blocks until released: a log shipper that hangs.
 #[derive(Clone)]

@@ -16,7 +16,7 @@ use common::{wait_until, with_timeout, Counted, Counts};
 use crew::{SlowPoll, SlowPollKind};
 
 /// The shortest takeover threshold, so that the tests run quickly.
-const QUICK: Duration = crew::MIN_TAKEOVER_AFTER;
+const QUICK: Duration = crew::config::MIN_TAKEOVER_AFTER;
 
 /// The reports a pool's hook received.
 #[derive(Clone, Default)]

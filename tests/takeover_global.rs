@@ -12,7 +12,7 @@ mod common;
 fn every_global_worker_blocked_until_the_queue_drains_still_completes() {
     common::with_timeout(|| {
         const WORKERS: usize = 2;
-        crew::Builder::new().workers(WORKERS).takeover_after(crew::MIN_TAKEOVER_AFTER).build_global().unwrap();
+        crew::Builder::new().workers(WORKERS).takeover_after(crew::config::MIN_TAKEOVER_AFTER).build_global().unwrap();
         common::stuck::blocked_workers_release_after_the_queue(WORKERS, |builder, task| builder.spawn(task));
     });
 }

@@ -143,7 +143,7 @@ fn a_hundred_thousand_concurrent_sleeps_complete_without_a_thread_each() {
         // thread per timer (or per thousand timers) would exceed it by far.
         let test_threads = test_threads();
         let global_workers =
-            std::env::var(crew::WORKERS_ENV).ok().and_then(|n| n.parse().ok()).unwrap_or_else(num_cpus::get);
+            std::env::var(crew::config::WORKERS_ENV).ok().and_then(|n| n.parse().ok()).unwrap_or_else(num_cpus::get);
         let bound = 1 + 2 * test_threads + global_workers + WORKERS + 1 + 2 + 8;
 
         // Every task waits at a gate first, so that all the timers are registered at once.

@@ -98,7 +98,7 @@ fn a_private_pool_uses_the_runtime_it_is_given() {
 #[test]
 fn the_thread_that_takes_a_stuck_worker_over_has_the_context() {
     with_timeout(|| {
-        let pool = crew::Pool::builder().workers(1).takeover_after(crew::MIN_TAKEOVER_AFTER).build().unwrap();
+        let pool = crew::Pool::builder().workers(1).takeover_after(crew::config::MIN_TAKEOVER_AFTER).build().unwrap();
         let (release_tx, release_rx) = mpsc::channel::<()>();
         let (started_tx, started_rx) = mpsc::channel();
         let stuck = pool.spawn(async move {
@@ -152,7 +152,7 @@ fn block_on_spawn_blocking_and_hooks_have_the_context() {
         let pool = crew::Pool::builder()
             .workers(1)
             .takeover(false)
-            .slow_poll_threshold(crew::MIN_TAKEOVER_AFTER)
+            .slow_poll_threshold(crew::config::MIN_TAKEOVER_AFTER)
             .on_slow_poll(move |_| {
                 let _ = seen_tx.lock().unwrap().send(tokio::runtime::Handle::try_current().is_ok());
             })

@@ -22,7 +22,7 @@ use super::{MAX_STUCK_THREADS, MAX_TAKEOVER_AFTER, MAX_WORKERS, MIN_TAKEOVER_AFT
 ///
 /// ```
 /// // Read once, when the global pool starts; `CREW_WORKERS=4 cargo run` gives it 4 workers.
-/// assert_eq!(crew::WORKERS_ENV, "CREW_WORKERS");
+/// assert_eq!(crew::config::WORKERS_ENV, "CREW_WORKERS");
 /// ```
 pub const WORKERS_ENV: &str = "CREW_WORKERS";
 
@@ -36,7 +36,7 @@ pub const WORKERS_ENV: &str = "CREW_WORKERS";
 ///
 /// ```
 /// // `CREW_TAKEOVER_MS=50 cargo run`: a worker stuck in one poll for 50 ms is taken over.
-/// assert_eq!(crew::TAKEOVER_ENV, "CREW_TAKEOVER_MS");
+/// assert_eq!(crew::config::TAKEOVER_ENV, "CREW_TAKEOVER_MS");
 /// ```
 pub const TAKEOVER_ENV: &str = "CREW_TAKEOVER_MS";
 
@@ -48,7 +48,7 @@ pub const TAKEOVER_ENV: &str = "CREW_TAKEOVER_MS";
 ///
 /// ```
 /// // `CREW_MAX_STUCK_THREADS=16 cargo run`: at most 16 threads stuck in a poll after a takeover.
-/// assert_eq!(crew::MAX_STUCK_THREADS_ENV, "CREW_MAX_STUCK_THREADS");
+/// assert_eq!(crew::config::MAX_STUCK_THREADS_ENV, "CREW_MAX_STUCK_THREADS");
 /// ```
 pub const MAX_STUCK_THREADS_ENV: &str = "CREW_MAX_STUCK_THREADS";
 
@@ -59,7 +59,7 @@ pub const MAX_STUCK_THREADS_ENV: &str = "CREW_MAX_STUCK_THREADS";
 ///
 /// ```
 /// // `CREW_TASK_DUMP=on cargo run`: `crew::dump()` lists the global pool's live tasks.
-/// assert_eq!(crew::TASK_DUMP_ENV, "CREW_TASK_DUMP");
+/// assert_eq!(crew::config::TASK_DUMP_ENV, "CREW_TASK_DUMP");
 /// ```
 pub const TASK_DUMP_ENV: &str = "CREW_TASK_DUMP";
 
@@ -73,7 +73,7 @@ pub const TASK_DUMP_ENV: &str = "CREW_TASK_DUMP";
 ///
 /// ```
 /// // `CREW_MEMBARRIER=off ./server`: no membarrier call, in any pool of the process.
-/// assert_eq!(crew::MEMBARRIER_ENV, "CREW_MEMBARRIER");
+/// assert_eq!(crew::config::MEMBARRIER_ENV, "CREW_MEMBARRIER");
 /// ```
 pub const MEMBARRIER_ENV: &str = crew_slot::asymmetric::MEMBARRIER_ENV;
 

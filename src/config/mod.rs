@@ -1,7 +1,15 @@
-//! Pool configuration: the [`Builder`], the `CREW_` variables (`env.rs`), and [`BuildError`]
-//! (`error.rs`).
+//! Pool configuration: the [`Builder`], its limits and defaults (`MAX_WORKERS`,
+//! `DEFAULT_TAKEOVER_AFTER`, ...), the names of the `CREW_` variables, and [`BuildError`].
+//! `crew::Builder` and `crew::BuildError` are these, re-exported at the crate root.
 //!
-//! Invariants:
+//! ```
+//! let too_many = crew::config::MAX_WORKERS + 1;
+//! let err = crew::Pool::builder().workers(too_many).build().unwrap_err();
+//! assert!(err.to_string().contains("1..=1024"));
+//! ```
+//!
+//! Invariants (the limits are in `limits.rs`, the variables in `env.rs`, the error in
+//! `error.rs`):
 //! - Every value is validated before a thread starts: a pool either starts with exactly the
 //!   configuration asked for, or `build` returns a [`BuildError`] that names the bad value, where
 //!   it came from, and what is accepted. There is no silent fallback to a default.
@@ -16,117 +24,21 @@
 
 mod env;
 mod error;
+mod limits;
 
 use std::time::Duration;
 
 pub(crate) use env::Env;
 pub use env::{MAX_STUCK_THREADS_ENV, MEMBARRIER_ENV, TAKEOVER_ENV, TASK_DUMP_ENV, WORKERS_ENV};
 pub use error::BuildError;
+pub use limits::{
+    DEFAULT_SLOW_POLL_THRESHOLD, DEFAULT_SPIN_BEFORE_PARK, DEFAULT_TAKEOVER_AFTER, MAX_BLOCKING_THREADS,
+    MAX_SPIN_BEFORE_PARK, MAX_STACK_SIZE, MAX_STUCK_THREADS, MAX_TAKEOVER_AFTER, MAX_WORKERS, MIN_STACK_SIZE,
+    MIN_TAKEOVER_AFTER,
+};
 
 use crate::escape::Escaped;
 use crate::report::{Hook, SlowPoll};
-
-/// The largest accepted worker count, for a pool or for `CREW_WORKERS`.
-///
-/// # Examples
-///
-/// ```
-/// assert!(crew::Pool::builder().workers(crew::MAX_WORKERS + 1).build().is_err());
-/// ```
-pub const MAX_WORKERS: usize = 1024;
-
-/// The smallest accepted worker stack size, in bytes.
-///
-/// # Examples
-///
-/// ```
-/// assert!(crew::Pool::builder().workers(1).stack_size(crew::MIN_STACK_SIZE - 1).build().is_err());
-/// assert!(crew::Pool::builder().workers(1).stack_size(crew::MIN_STACK_SIZE).build().is_ok());
-/// ```
-pub const MIN_STACK_SIZE: usize = 64 * 1024;
-
-/// The largest accepted worker stack size, in bytes.
-///
-/// # Examples
-///
-/// ```
-/// assert!(crew::Pool::builder().workers(1).stack_size(crew::MAX_STACK_SIZE + 1).build().is_err());
-/// ```
-pub const MAX_STACK_SIZE: usize = 1 << 30;
-
-/// The shortest accepted takeover threshold ([`Builder::takeover_after`]) and slow-poll
-/// threshold ([`Builder::slow_poll_threshold`]).
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-///
-/// let too_short = crew::MIN_TAKEOVER_AFTER - Duration::from_nanos(1);
-/// assert!(crew::Pool::builder().workers(1).takeover_after(too_short).build().is_err());
-/// ```
-pub const MIN_TAKEOVER_AFTER: Duration = Duration::from_millis(1);
-
-/// The longest accepted takeover and slow-poll threshold: one hour.
-///
-/// # Examples
-///
-/// ```
-/// assert!(crew::Pool::builder().workers(1).takeover_after(crew::MAX_TAKEOVER_AFTER).build().is_ok());
-/// ```
-pub const MAX_TAKEOVER_AFTER: Duration = Duration::from_secs(3600);
-
-/// The takeover threshold when none is set: a worker inside one poll for this long, while tasks
-/// wait behind it, is taken over. `BENCHMARKS.md` ("Blocking inside a poll") measures it.
-///
-/// # Examples
-///
-/// ```
-/// assert_eq!(crew::DEFAULT_TAKEOVER_AFTER, std::time::Duration::from_millis(10));
-/// ```
-pub const DEFAULT_TAKEOVER_AFTER: Duration = Duration::from_millis(10);
-
-/// The slow-poll threshold when none is set.
-///
-/// # Examples
-///
-/// ```
-/// assert_eq!(crew::DEFAULT_SLOW_POLL_THRESHOLD, std::time::Duration::from_millis(10));
-/// ```
-pub const DEFAULT_SLOW_POLL_THRESHOLD: Duration = Duration::from_millis(10);
-
-/// How long a searching worker that found nothing keeps sweeping the queues before it parks,
-/// when [`Builder::spin_before_park`] is not set and the pool has no more workers than the
-/// process may use CPUs (`num_cpus::get()`, as for the default worker count: the affinity mask and
-/// a cgroup quota count); a pool with more workers than that parks at once, since a spinner would take a
-/// CPU from a worker with work. `docs/performance-notes.md` ("The spin before parking")
-/// measures both.
-///
-/// # Examples
-///
-/// ```
-/// assert_eq!(crew::DEFAULT_SPIN_BEFORE_PARK, std::time::Duration::from_micros(20));
-/// ```
-pub const DEFAULT_SPIN_BEFORE_PARK: Duration = Duration::from_micros(20);
-
-/// The longest accepted spin before parking ([`Builder::spin_before_park`]).
-///
-/// # Examples
-///
-/// ```
-/// let too_long = crew::MAX_SPIN_BEFORE_PARK + std::time::Duration::from_nanos(1);
-/// assert!(crew::Pool::builder().workers(1).spin_before_park(too_long).build().is_err());
-/// ```
-pub const MAX_SPIN_BEFORE_PARK: Duration = Duration::from_millis(1);
-
-/// The largest accepted cap on stuck threads ([`Builder::max_stuck_threads`]).
-///
-/// # Examples
-///
-/// ```
-/// assert!(crew::Pool::builder().workers(1).max_stuck_threads(crew::MAX_STUCK_THREADS + 1).build().is_err());
-/// ```
-pub const MAX_STUCK_THREADS: usize = 1024;
 
 /// The cap on stuck threads when none is set: the number of workers, and at least 16.
 /// `BENCHMARKS.md` ("Blocking inside a poll") compares 2, 8 and 64 on 2 workers.
@@ -570,152 +482,4 @@ fn default_spin_before_park(workers: usize, cpus: Option<std::num::NonZeroUsize>
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn with_workers(value: &str) -> Env {
-        Env { workers: Some(Ok(value.to_owned())), ..Env::none() }
-    }
-
-    #[test]
-    fn builder_rejects_bad_settings_by_name() {
-        let msg = Builder::new().workers(0).check(Env::none()).unwrap_err().to_string();
-        assert_eq!(msg, "Builder::workers(0) is invalid: expected a number of worker threads in 1..=1024");
-        let msg = Builder::new().workers(1).stack_size(10).check(Env::none()).unwrap_err().to_string();
-        assert_eq!(msg, "Builder::stack_size(10) is invalid: expected a size in bytes in 65536..=1073741824");
-        for bad in ["a\0b", "a\nb", "a\rb", "\u{1b}[31m", "a\u{2028}b", "a\u{202e}b", "a\\b"] {
-            let msg = Builder::new().workers(1).thread_name(bad).check(Env::none()).unwrap_err().to_string();
-            assert_eq!(msg, format!("Builder::thread_name({bad:?}) is invalid: {THREAD_NAME_EXPECTED}"));
-            assert!(!msg.chars().any(char::is_control), "{msg}");
-        }
-        let config = Builder::new().workers(1).thread_name("db pool #2 (café)").check(Env::none()).unwrap();
-        assert_eq!(config.thread_name, "db pool #2 (café)");
-        let msg = Builder::new().workers(1).takeover_after(Duration::ZERO).check(Env::none()).unwrap_err().to_string();
-        assert_eq!(msg, "Builder::takeover_after(0ns) is invalid: expected a duration in 1ms..=3600s");
-        let msg = Builder::new().slow_poll_threshold(Duration::from_secs(3601)).check(Env::none()).unwrap_err();
-        assert!(msg.to_string().starts_with("Builder::slow_poll_threshold(3601s) is invalid"), "{msg}");
-        let msg = Builder::new().max_stuck_threads(5000).check(Env::none()).unwrap_err().to_string();
-        assert_eq!(msg, "Builder::max_stuck_threads(5000) is invalid: expected a number of threads in 0..=1024");
-    }
-
-    #[test]
-    fn a_pool_with_more_workers_than_cpus_parks_without_spinning_unless_told() {
-        let cpus = |n| std::num::NonZeroUsize::new(n);
-        assert_eq!(default_spin_before_park(2, cpus(2)), DEFAULT_SPIN_BEFORE_PARK);
-        assert_eq!(default_spin_before_park(3, cpus(2)), Duration::ZERO);
-        assert_eq!(default_spin_before_park(64, None), DEFAULT_SPIN_BEFORE_PARK, "unknown: as if enough");
-        if cfg!(miri) {
-            return; // no spin by default under miri
-        }
-        let available = num_cpus::get();
-        let config = Builder::new().workers(available).check(Env::none()).unwrap();
-        assert_eq!(config.spin_before_park, DEFAULT_SPIN_BEFORE_PARK);
-        let config = Builder::new().workers(available + 1).check(Env::none()).unwrap();
-        assert_eq!(config.spin_before_park, Duration::ZERO);
-        let spin = Duration::from_micros(5);
-        let config = Builder::new().workers(available + 1).spin_before_park(spin).check(Env::none()).unwrap();
-        assert_eq!(config.spin_before_park, spin, "a spin set on the builder is kept");
-    }
-
-    #[test]
-    fn the_messages_ranges_are_the_constants() {
-        assert_eq!(STACK_EXPECTED, format!("expected a size in bytes in {MIN_STACK_SIZE}..={MAX_STACK_SIZE}"));
-        assert_eq!(WORKERS_EXPECTED, format!("expected a number of worker threads in 1..={MAX_WORKERS}"));
-        assert_eq!(
-            THRESHOLD_EXPECTED,
-            format!("expected a duration in {MIN_TAKEOVER_AFTER:?}..={MAX_TAKEOVER_AFTER:?}")
-        );
-        assert_eq!(STUCK_EXPECTED, format!("expected a number of threads in 0..={MAX_STUCK_THREADS}"));
-    }
-
-    #[test]
-    fn explicit_settings_win_over_the_environment() {
-        let config = Builder::new().workers(3).check(with_workers("abc")).unwrap();
-        assert_eq!(config.workers, 3);
-        let config = Builder::new().check(with_workers("5")).unwrap();
-        assert_eq!(config.workers, 5);
-        let err = Builder::new().check(with_workers("0")).unwrap_err();
-        assert!(err.to_string().starts_with("CREW_WORKERS=\"0\""));
-        let env = || Env { takeover: Some(Ok("off".into())), max_stuck_threads: Some(Ok("7".into())), ..Env::none() };
-        let config = Builder::new().workers(2).check(env()).unwrap();
-        assert_eq!((config.takeover_after, config.max_stuck_threads), (None, 0), "no takeover: no spare core");
-        let env = || Env { takeover: Some(Ok("20".into())), max_stuck_threads: Some(Ok("7".into())), ..Env::none() };
-        let config = Builder::new().workers(2).check(env()).unwrap();
-        assert_eq!((config.takeover_after, config.max_stuck_threads), (Some(Duration::from_millis(20)), 7));
-        let config = Builder::new().workers(2).takeover(true).max_stuck_threads(1).check(env()).unwrap();
-        assert_eq!((config.takeover_after, config.max_stuck_threads), (Some(Duration::from_millis(20)), 1));
-    }
-
-    /// Every combination of the takeover's two Builder settings with `CREW_TAKEOVER_MS`: the
-    /// variable fills what the Builder left unset, and is an error when bad and applied.
-    #[test]
-    fn takeover_ms_applies_to_what_the_builder_left_unset() {
-        type Make = fn() -> Builder;
-        let ms = Duration::from_millis;
-        let builders: [(&str, Make); 5] = [
-            ("unset", Builder::new),
-            ("takeover(true)", || Builder::new().takeover(true)),
-            ("takeover(false)", || Builder::new().takeover(false)),
-            ("takeover_after(30ms)", || Builder::new().takeover_after(Duration::from_millis(30))),
-            ("takeover(true).takeover_after(30ms)", || {
-                Builder::new().takeover(true).takeover_after(Duration::from_millis(30))
-            }),
-        ];
-        // (variable, then the outcome for each builder above in order: Ok(threshold) or Err).
-        let unset_default = (!cfg!(miri)).then_some(DEFAULT_TAKEOVER_AFTER);
-        type Outcome = Result<Option<Duration>, ()>;
-        let table: [(Option<&str>, [Outcome; 5]); 4] = [
-            (None, [Ok(unset_default), Ok(Some(DEFAULT_TAKEOVER_AFTER)), Ok(None), Ok(Some(ms(30))), Ok(Some(ms(30)))]),
-            (Some("500"), [Ok(Some(ms(500))), Ok(Some(ms(500))), Ok(None), Ok(Some(ms(30))), Ok(Some(ms(30)))]),
-            (Some("off"), [Ok(None), Ok(Some(DEFAULT_TAKEOVER_AFTER)), Ok(None), Ok(Some(ms(30))), Ok(Some(ms(30)))]),
-            (Some("abc"), [Err(()), Err(()), Ok(None), Ok(Some(ms(30))), Ok(Some(ms(30)))]),
-        ];
-        for (var, outcomes) in table {
-            for ((name, builder), expected) in builders.iter().zip(outcomes) {
-                let env = Env { takeover: var.map(|v| Ok(v.to_owned())), ..Env::none() };
-                let got = builder().workers(2).check(env);
-                match (got, expected) {
-                    (Ok(config), Ok(threshold)) => {
-                        assert_eq!(config.takeover_after, threshold, "{name} with CREW_TAKEOVER_MS={var:?}")
-                    }
-                    (Err(err), Err(())) => {
-                        assert_eq!(
-                            err.to_string(),
-                            "CREW_TAKEOVER_MS=\"abc\" is invalid: expected a whole number of milliseconds in \
-                             1..=3600000 (decimal digits only), or `off`",
-                        )
-                    }
-                    (got, expected) => panic!("{name} with CREW_TAKEOVER_MS={var:?}: {got:?}, expected {expected:?}"),
-                }
-            }
-        }
-    }
-
-    /// The other variables: each applies where its setting is unset (a bad value is then an
-    /// error), and is not read where the Builder set it.
-    #[test]
-    fn every_variable_is_an_error_when_bad_and_applied_and_ignored_when_overridden() {
-        let bad = |env: Env, builder: Builder| builder.workers(2).check(env).map(|_| ()).map_err(|e| e.to_string());
-        let stuck = || Env { max_stuck_threads: Some(Ok("x".into())), ..Env::none() };
-        assert!(bad(stuck(), Builder::new().takeover(true)).unwrap_err().starts_with("CREW_MAX_STUCK_THREADS=\"x\""));
-        assert!(bad(stuck(), Builder::new().takeover(true).max_stuck_threads(3)).is_ok());
-        let dump = || Env { task_dump: Some(Ok("yes".into())), ..Env::none() };
-        assert!(bad(dump(), Builder::new()).unwrap_err().starts_with("CREW_TASK_DUMP=\"yes\""));
-        assert!(bad(dump(), Builder::new().task_dump(false)).is_ok());
-        let workers = Env { workers: Some(Ok("0".into())), ..Env::none() };
-        assert!(Builder::new().check(workers).unwrap_err().to_string().starts_with("CREW_WORKERS=\"0\""));
-    }
-
-    #[test]
-    fn takeover_defaults_on_with_at_least_16_stuck_threads() {
-        let config = Builder::new().workers(3).takeover(true).check(Env::none()).unwrap();
-        assert_eq!((config.takeover_after, config.max_stuck_threads), (Some(DEFAULT_TAKEOVER_AFTER), 16));
-        let config = Builder::new().workers(40).takeover(true).check(Env::none()).unwrap();
-        assert_eq!(config.max_stuck_threads, 40);
-        // Unset, it is on, except under miri (see `check`).
-        let config = Builder::new().workers(3).check(Env::none()).unwrap();
-        assert_eq!(config.takeover_after.is_some(), !cfg!(miri));
-        let config = Builder::new().workers(3).max_stuck_threads(0).check(Env::none()).unwrap();
-        assert_eq!(config.takeover_after, None, "no spare thread: no takeover");
-    }
-}
+mod tests;
