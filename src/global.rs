@@ -190,7 +190,7 @@ pub(crate) fn spawn_pinned_on_global<B: Build>(info: TaskInfo, task: B) -> JoinH
 /// ```
 #[track_caller]
 pub fn metrics() -> Metrics {
-    crate::metrics::snapshot(shared())
+    crate::pool::metrics_of(shared())
 }
 
 /// Every live task of the global pool, with what it is doing and for how long (starting the

@@ -16,18 +16,6 @@
 use std::fmt;
 use std::time::Duration;
 
-/// A pool's snapshot with the blocking pool's part filled in: the scheduler counts its own pool
-/// (`scheduler/snapshot.rs`), the blocking pool, which every pool shares, counts itself.
-pub(crate) fn snapshot(shared: &crate::scheduler::Shared) -> Metrics {
-    #[allow(unused_mut)] // loom builds have no blocking pool to read.
-    let mut metrics = shared.metrics();
-    #[cfg(not(loom))]
-    {
-        metrics.blocking = crate::blocking::metrics();
-    }
-    metrics
-}
-
 /// A snapshot of a pool's counters: per worker and in total, plus what happens outside the
 /// workers. Read with [`crew::metrics()`](fn@crate::metrics) for the global pool and
 /// [`Pool::metrics`](crate::Pool::metrics) for a private one.

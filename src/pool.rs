@@ -199,7 +199,7 @@ impl Pool {
     /// assert_eq!(metrics.live_tasks, 0);
     /// ```
     pub fn metrics(&self) -> Metrics {
-        crate::metrics::snapshot(&self.shared)
+        metrics_of(&self.shared)
     }
 
     /// Every live task of this pool, with what it is doing and for how long: empty unless the
@@ -341,4 +341,16 @@ impl fmt::Debug for Pool {
             .field("thread_name", &self.shared.thread_name())
             .finish_non_exhaustive()
     }
+}
+
+/// A pool's snapshot with the blocking pool's part filled in: the scheduler counts its own pool
+/// (`scheduler/snapshot.rs`), the blocking pool, which every pool shares, counts itself.
+pub(crate) fn metrics_of(shared: &crate::scheduler::Shared) -> Metrics {
+    #[allow(unused_mut)] // loom builds have no blocking pool to read.
+    let mut metrics = shared.metrics();
+    #[cfg(not(loom))]
+    {
+        metrics.blocking = crate::blocking::metrics();
+    }
+    metrics
 }
