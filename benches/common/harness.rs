@@ -12,18 +12,7 @@ use criterion::Criterion;
 use super::cache_line::cache_line_round_trip_ns;
 use super::executors::{with_executor, workers, Exec, ExecJob, EXECUTORS};
 use super::modes::modes;
-
-pub trait Workload {
-    const NAME: &'static str;
-
-    /// Starts background load before the member is measured; the returned closure stops it.
-    fn background<E: Exec>(_ex: &E) -> Option<Box<dyn FnOnce()>> {
-        None
-    }
-
-    /// One timed iteration.
-    fn iter<E: Exec>(ex: &E);
-}
+use super::workload::Workload;
 
 /// Busy-waits (yielding the OS thread) for `dur`, as tokio's benchmark does.
 pub fn stall(dur: Duration) {

@@ -12,6 +12,7 @@
 //! - `cache_line.rs`: the probe of the machine's cross-core hand-off (one cache line's round
 //!   trip between two cores), printed around each group and each modes round.
 //! - `modes.rs`: the modes probe, one workload's rounds on each executor in turn.
+//! - `workload.rs`: the [`Workload`] trait both of them run.
 //! - `local_pair.rs`: `local_ping_pong`'s pair of local tasks (`local.rs`, `round_trips.rs`).
 //!
 //! Each bench file compiles this module on its own, and some use only part of it (those allow
@@ -24,6 +25,7 @@ mod harness;
 #[allow(dead_code)]
 mod local_pair;
 mod modes;
+mod workload;
 
 #[allow(unused_imports)]
 pub use cache_line::{cache_line_round_trip_ns, cache_line_round_trips};
@@ -33,6 +35,8 @@ pub use executors::{
     CrewOwner, Exec, ExecJob, Tokio, TokioJoin, YieldNow, EXECUTORS,
 };
 #[allow(unused_imports)]
-pub use harness::{bench, group, main, member, stall, Bench, Workload};
+pub use harness::{bench, group, main, member, stall, Bench};
 #[allow(unused_imports)]
 pub use local_pair::{local_pair, LocalChannel};
+#[allow(unused_imports)]
+pub use workload::Workload;

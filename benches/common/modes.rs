@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::cache_line::cache_line_round_trip_ns;
 use super::executors::{with_executor, workers, Exec, ExecJob, EXECUTORS};
-use super::harness::Workload;
+use super::workload::Workload;
 
 /// Rounds of the `CREW_BENCH_MODES` probe, and timed and warm-up iterations per executor and round.
 const MODE_ROUNDS: usize = 20;
