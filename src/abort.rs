@@ -32,9 +32,9 @@ use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
+use crate::identity::{TaskId, TaskOutput};
 use crate::join::{outcome, Fallible};
 use crate::policy::Outcome;
-use crate::task::{TaskId, TaskOutput};
 
 /// A handle that aborts a task: from [`JoinHandle::abort_handle`](crate::JoinHandle::abort_handle),
 /// or returned by a [`JoinSet`](crate::task::JoinSet)'s spawns. `Clone`, `Send` and `Sync`;

@@ -16,8 +16,8 @@ use std::pin::{pin, Pin};
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake, Waker};
 
+use crate::identity::Trace;
 use crate::sync::{thread_local, Parker, Unparker};
-use crate::task::Trace;
 
 /// Runs `future` to completion on the current thread, parking the thread while it waits.
 ///

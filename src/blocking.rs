@@ -21,11 +21,11 @@ use std::time::Duration;
 use once_cell::sync::Lazy;
 
 use crate::config::MAX_BLOCKING_THREADS;
+use crate::identity::{Kind, OnTaskEnd, RawRunnable, Runnable, TaskFuture, TaskInfo, TaskMeta};
 use crate::join::JoinHandle;
 use crate::metrics::BlockingMetrics;
 use crate::policy::{Policy, Propagate};
 use crate::sync::{lock, thread, Arc, Condvar, Mutex, SingleWriterCounter};
-use crate::task::{Kind, OnTaskEnd, RawRunnable, Runnable, TaskFuture, TaskInfo, TaskMeta};
 
 /// How long an idle blocking thread waits for a job before it exits.
 const KEEP_ALIVE: Duration = Duration::from_secs(10);

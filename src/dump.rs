@@ -18,7 +18,7 @@ use std::panic::Location;
 use std::time::Duration;
 
 use crate::escape::Escaped;
-use crate::task::{TaskId, TaskInfo};
+use crate::identity::{TaskId, TaskInfo};
 
 /// Every live task of a pool, sorted by id: [`crew::dump`](fn@crate::dump) for the global pool,
 /// [`Pool::dump`](crate::Pool::dump) for a private one. `Display` prints a table; [`tasks`]

@@ -11,20 +11,17 @@
 //! - A bad `CREW_WORKERS` makes every `spawn` panic with the error naming the variable, the
 //!   value and the accepted range, and `build_global` return that error; nothing starts.
 
-use std::future::Future;
-
 use async_task::{ScheduleInfo, WithInfo};
 use once_cell::sync::OnceCell;
 
 use crate::config::{BuildError, Builder, Env};
 use crate::dump::TaskDump;
+use crate::identity::{Build, OnTaskEnd, RawRunnable, Runnable, TaskInfo};
 use crate::join::JoinHandle;
 use crate::metrics::Metrics;
-use crate::policy::{Policy, Propagate};
+use crate::policy::Policy;
 use crate::pool::Pool;
 use crate::scheduler::{PoolKind, Shared};
-use crate::target::Target;
-use crate::task::{Build, OnTaskEnd, RawRunnable, Runnable, TaskInfo};
 
 static GLOBAL: OnceCell<Pool> = OnceCell::new();
 
@@ -79,62 +76,6 @@ impl Builder {
             Err(BuildError::global_already_started())
         }
     }
-}
-
-/// Spawns `future` on the current pool with the default [`Propagate`] policy: the global pool,
-/// except on a private [`Pool`]'s threads (inside its tasks) and inside [`Pool::block_on`],
-/// where it spawns onto that pool, as `tokio::spawn` spawns onto the runtime it is called in.
-///
-/// Callable from any thread — `main`, a crew worker, a foreign thread, a `Drop` impl — with no
-/// runtime context. The first call that targets the global pool starts it. A `spawn_blocking`
-/// job runs on no pool's thread: it spawns onto the global pool.
-///
-/// # Panics
-///
-/// If the global pool cannot start: `CREW_WORKERS` is set to something other than a whole
-/// number in `1..=1024`, or the OS refuses a thread. The panic names the caller's location.
-///
-/// # Examples
-///
-/// ```
-/// let handle = crew::spawn(async { 2 + 2 });
-/// assert_eq!(crew::block_on(handle), 4);
-/// ```
-#[track_caller]
-#[inline]
-pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    spawn_with(Propagate, future)
-}
-
-/// Spawns `future` on the current pool (as [`spawn`] picks it) with the panic policy `policy`:
-/// [`Propagate`], [`Catch`](crate::Catch) or [`Ignore`](crate::Ignore).
-///
-/// # Panics
-///
-/// As [`spawn`].
-///
-/// # Examples
-///
-/// ```
-/// let result = crew::block_on(crew::spawn_with(crew::Catch, async { panic!("oops") }));
-/// let err = result.unwrap_err();
-/// assert!(err.is_panic());
-/// assert_eq!(err.panic_message(), Some("oops"));
-/// ```
-#[track_caller]
-#[inline]
-pub fn spawn_with<P, F>(policy: P, future: F) -> JoinHandle<F::Output, P>
-where
-    P: Policy,
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let _ = policy;
-    crate::target::spawn(Target::Current, None, future)
 }
 
 /// Spawns `future` as the task `info` on the global pool, from any thread (see `target.rs`).

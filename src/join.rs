@@ -35,8 +35,8 @@ use crate::abort::{noop_waker, AbortHandle, Aborter};
 use crate::policy::{Outcome, Policy, Propagate};
 use std::sync::Arc;
 
+use crate::identity::{TaskId, TaskMeta, TaskOutput};
 use crate::sync::planted_bug;
-use crate::task::{TaskId, TaskMeta, TaskOutput};
 
 /// A handle to a spawned task; awaiting it yields the task's output as its policy `P` says.
 ///

@@ -113,6 +113,24 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub, rust_2018_idioms)]
 
+// Layers, top to bottom. A module may import from its own layer and the layers below it; what
+// still imports upward is one loop of files, listed in `scripts/import-loops.allowed` (CI runs
+// `scripts/import-loops.rs`, which fails on any other loop and on files over 650 lines).
+//
+// - Front, what users call: `target` (where a spawn goes; `crew::spawn`), `global` (the global
+//   pool), `pool` (`Pool`), `local` (`spawn_local`, `spawn_pinned`), `spawner`, `block_on`,
+//   `block_in_place`, `yield_now`, `task` (the public face of tasks: the task `Builder` and
+//   re-exports), `scope`, `__private` (what the macros call); and on top of them the features:
+//   `http`, `signal`, `interop` (hyper, futures, tokio).
+// - Tasks: `join_set` (sets and groups), `join` and `abort` (a task's two handles), `policy`
+//   (panic policies), `escape`.
+// - I/O: `time`, `net`, `blocking` (the blocking pool).
+// - The scheduler: `scheduler/` (its own table in `scheduler/mod.rs`).
+// - Observation, as data: `metrics`, `dump`, `report`; and `config` (the `Builder`'s values).
+// - Identity: `identity` (a task's id, name, location and metadata; crew's `Runnable`; the
+//   spawning code every pool shares).
+// - `sync`: every concurrency primitive, and the loom switch (`sync/mod.rs`).
+
 /// What the expansions of `#[crew::main]` and `#[crew::test]` call: not a public interface.
 #[doc(hidden)]
 #[path = "macro_support.rs"]
@@ -128,6 +146,7 @@ mod escape;
 mod global;
 #[cfg(all(feature = "http", not(loom)))]
 pub mod http;
+mod identity;
 mod interop;
 mod join;
 mod join_set;
@@ -161,7 +180,7 @@ pub use block_on::block_on;
 pub use blocking::{spawn_blocking, spawn_blocking_with};
 pub use config::{BuildError, Builder};
 pub use dump::{QueuedIn, TaskDump, TaskSnapshot, TaskState};
-pub use global::{dump, metrics, spawn, spawn_with};
+pub use global::{dump, metrics};
 pub use join::JoinHandle;
 pub use local::{spawn_local, spawn_pinned};
 pub use metrics::{BlockingMetrics, Metrics, WorkerMetrics};
@@ -170,6 +189,7 @@ pub use pool::Pool;
 pub use report::{SlowPoll, SlowPollKind};
 pub use scope::{scope, Scope, ScopedJoinHandle, SCOPED_TASK_PANICKED};
 pub use spawner::Spawner;
+pub use target::{spawn, spawn_with};
 
 /// hyper 1.x on crew (the `hyper` feature): its executor, timer and I/O traits.
 #[cfg(all(feature = "hyper", not(loom)))]

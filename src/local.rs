@@ -12,11 +12,11 @@
 use std::future::Future;
 use std::panic::Location;
 
+use crate::identity::info::TaskName;
+use crate::identity::{Spawnable, TaskInfo};
 use crate::join::JoinHandle;
-use crate::policy::{Policy, Propagate};
+use crate::policy::Policy;
 use crate::scheduler;
-use crate::task::info::TaskName;
-use crate::task::{Spawnable, TaskInfo};
 
 /// Spawns a `!Send` future as a local task of the current thread, which alone polls it and
 /// drops it; the handle is `Send` when the output is.
@@ -110,20 +110,9 @@ where
     F::Output: Send + 'static,
 {
     let location = Location::caller();
-    let task = Spawnable(pinned(make, location));
+    let task = Spawnable(crate::pool::pinned(make, location));
     match scheduler::current_private_pool() {
         Some(private) => crate::pool::spawn_pinned(&private, TaskInfo::new(None, location), task),
         None => crate::global::spawn_pinned_on_global(TaskInfo::new(None, location), task),
     }
-}
-
-/// The ordinary task behind [`spawn_pinned`]: on its first run, which is on the chosen worker's
-/// thread, it spawns `make()` there as a local task, then awaits it.
-pub(crate) async fn pinned<M, F>(make: M, location: &'static Location<'static>) -> F::Output
-where
-    M: FnOnce() -> F + Send + 'static,
-    F: Future + 'static,
-    F::Output: Send + 'static,
-{
-    scheduler::spawn_local::<Propagate, F>(TaskInfo::new(None, location), make()).await
 }

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use crate::config::Builder;
 use crate::dump::{TaskDump, TaskState};
+use crate::identity::TaskId;
 use crate::pool::Pool;
-use crate::task::TaskId;
 
 /// How long the leftover check waits for tasks still running or queued to end or to wait, and
 /// for the pool's threads to stop: only turns a task that never does into a report, instead of

@@ -7,19 +7,20 @@
 //!   the ones waiting for a wake; the global pool (`global.rs`) is never dropped and keeps no
 //!   registry.
 
+use std::convert;
 use std::fmt;
 use std::future::Future;
+use std::panic::Location;
 use std::time::Duration;
 
 use crate::config::{BuildError, Builder, Config, Env};
 use crate::dump::TaskDump;
+use crate::identity::{Spawnable, TaskInfo};
 use crate::join::JoinHandle;
 use crate::metrics::Metrics;
 use crate::policy::{Policy, Propagate};
 use crate::scheduler::{self, PoolKind, Shared};
 use crate::sync::Arc;
-use crate::target::Target;
-use crate::task::TaskInfo;
 
 /// A private thread pool with its own workers; dropping it stops them.
 ///
@@ -112,7 +113,7 @@ impl Pool {
         F::Output: Send + 'static,
     {
         let _ = policy;
-        crate::target::spawn(Target::Private(&self.shared), None, future)
+        spawn(&self.shared, TaskInfo::new(None, Location::caller()), Spawnable(future), (), convert::identity)
     }
 
     /// [`crew::spawn_pinned`](crate::spawn_pinned) on this pool: `make` builds the `!Send`
@@ -140,7 +141,7 @@ impl Pool {
         F::Output: Send + 'static,
     {
         let location = std::panic::Location::caller();
-        let task = crate::task::Spawnable(crate::local::pinned(make, location));
+        let task = crate::identity::Spawnable(pinned(make, location));
         spawn_pinned(&self.shared, TaskInfo::new(None, location), task)
     }
 
@@ -311,15 +312,15 @@ pub(crate) fn spawn<P, B, E, R>(
 ) -> R
 where
     P: Policy,
-    B: crate::task::Build,
-    E: crate::task::OnTaskEnd,
+    B: crate::identity::Build,
+    E: crate::identity::OnTaskEnd,
 {
     shared.spawn(info, Some(shared.clone()), None, task, scheduler::schedule_private(), end, place)
 }
 
 /// Spawns `task` as the task `info` on the private pool `shared`, its first run on the least
 /// loaded worker's inbox (`spawn_pinned`, `scheduler/pinned.rs`).
-pub(crate) fn spawn_pinned<B: crate::task::Build>(
+pub(crate) fn spawn_pinned<B: crate::identity::Build>(
     shared: &Arc<Shared>,
     info: TaskInfo,
     task: B,
@@ -353,4 +354,15 @@ pub(crate) fn metrics_of(shared: &crate::scheduler::Shared) -> Metrics {
         metrics.blocking = crate::blocking::metrics();
     }
     metrics
+}
+
+/// The ordinary task behind [`spawn_pinned`](crate::spawn_pinned): on its first run, which is on the chosen worker's
+/// thread, it spawns `make()` there as a local task, then awaits it.
+pub(crate) async fn pinned<M, F>(make: M, location: &'static Location<'static>) -> F::Output
+where
+    M: FnOnce() -> F + Send + 'static,
+    F: Future + 'static,
+    F::Output: Send + 'static,
+{
+    crate::scheduler::spawn_local::<Propagate, F>(TaskInfo::new(None, location), make()).await
 }

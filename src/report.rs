@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::escape::Escaped;
+use crate::identity::TaskInfo;
 use crate::policy::drop_payload;
-use crate::task::TaskInfo;
 
 /// What happened to the poll a [`SlowPoll`] is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -113,7 +113,7 @@ impl Spawner {
             None => Target::Global,
             Some(shared) => Target::Private(shared),
         };
-        crate::target::spawn(target, None, future)
+        crate::target::spawn_named(target, None, future)
     }
 
     /// True once this spawner's pool is shutting down (a private pool being dropped): from then

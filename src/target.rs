@@ -1,8 +1,9 @@
-//! [`Target`]: the pool a spawn goes to, and [`spawn`], the one path every public spawn takes.
+//! [`Target`]: the pool a spawn goes to; [`spawn_named`], the one path every public spawn takes;
+//! and `crew::spawn` and `crew::spawn_with`, which spawn onto the current pool.
 //!
 //! Invariants:
 //! - Every public spawn (`crew::spawn`, `Pool::spawn`, `Spawner::spawn`, `task::Builder::spawn`,
-//!   their `_with` and `_on` forms) names its target and calls [`spawn`], `#[track_caller]` all
+//!   their `_with` and `_on` forms) names its target and calls [`spawn_named`], `#[track_caller]` all
 //!   the way down, so the task's location is the user's call.
 //! - [`Target::Current`] is resolved at the spawn, on the spawning thread: the private pool the
 //!   thread works for or blocks in (`scheduler/context.rs`), else the global pool.
@@ -13,12 +14,12 @@ use std::convert;
 use std::future::Future;
 use std::panic::Location;
 
+use crate::identity::info::TaskName;
+use crate::identity::{Build, OnTaskEnd, Spawnable, TaskInfo};
 use crate::join::JoinHandle;
-use crate::policy::Policy;
+use crate::policy::{Policy, Propagate};
 use crate::scheduler::{self, Shared};
 use crate::sync::Arc;
-use crate::task::info::TaskName;
-use crate::task::{Build, OnTaskEnd, Spawnable, TaskInfo};
 
 /// Where a spawn goes.
 #[derive(Debug, Clone, Copy)]
@@ -34,7 +35,7 @@ pub(crate) enum Target<'a> {
 /// Spawns `future` as a task named `name`, spawned from the caller's location, onto `target`.
 #[track_caller]
 #[inline]
-pub(crate) fn spawn<P, F>(target: Target<'_>, name: Option<TaskName>, future: F) -> JoinHandle<F::Output, P>
+pub(crate) fn spawn_named<P, F>(target: Target<'_>, name: Option<TaskName>, future: F) -> JoinHandle<F::Output, P>
 where
     P: Policy,
     F: Future + Send + 'static,
@@ -43,7 +44,7 @@ where
     spawn_told(target, TaskInfo::new(name, Location::caller()), Spawnable(future), (), convert::identity)
 }
 
-/// [`spawn`] of the task `info`, which also tells `end` when it ends, and hands its handle to
+/// [`spawn_named`] of the task `info`, which also tells `end` when it ends, and hands its handle to
 /// `place` before it can first run (a set's member: its set files the handle, then hears of the
 /// end). Returns what `place` returns.
 #[track_caller]
@@ -86,4 +87,60 @@ where
     E: OnTaskEnd,
 {
     crate::pool::spawn(shared, info, task, end, place)
+}
+
+/// Spawns `future` on the current pool with the default [`Propagate`](crate::Propagate) policy: the global pool,
+/// except on a private [`Pool`](crate::Pool)'s threads (inside its tasks) and inside [`Pool::block_on`](crate::Pool::block_on),
+/// where it spawns onto that pool, as `tokio::spawn` spawns onto the runtime it is called in.
+///
+/// Callable from any thread — `main`, a crew worker, a foreign thread, a `Drop` impl — with no
+/// runtime context. The first call that targets the global pool starts it. A `spawn_blocking`
+/// job runs on no pool's thread: it spawns onto the global pool.
+///
+/// # Panics
+///
+/// If the global pool cannot start: `CREW_WORKERS` is set to something other than a whole
+/// number in `1..=1024`, or the OS refuses a thread. The panic names the caller's location.
+///
+/// # Examples
+///
+/// ```
+/// let handle = crew::spawn(async { 2 + 2 });
+/// assert_eq!(crew::block_on(handle), 4);
+/// ```
+#[track_caller]
+#[inline]
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    spawn_with(Propagate, future)
+}
+
+/// Spawns `future` on the current pool (as [`spawn`] picks it) with the panic policy `policy`:
+/// [`Propagate`](crate::Propagate), [`Catch`](crate::Catch) or [`Ignore`](crate::Ignore).
+///
+/// # Panics
+///
+/// As [`spawn`].
+///
+/// # Examples
+///
+/// ```
+/// let result = crew::block_on(crew::spawn_with(crew::Catch, async { panic!("oops") }));
+/// let err = result.unwrap_err();
+/// assert!(err.is_panic());
+/// assert_eq!(err.panic_message(), Some("oops"));
+/// ```
+#[track_caller]
+#[inline]
+pub fn spawn_with<P, F>(policy: P, future: F) -> JoinHandle<F::Output, P>
+where
+    P: Policy,
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let _ = policy;
+    spawn_named(Target::Current, None, future)
 }

@@ -30,7 +30,7 @@ use hyper_util::service::TowerToHyperService;
 use super::gate::Permit;
 use super::{BoxError, PeerAddr};
 use crate::hyper::{Io, Timer};
-use crate::task::TaskGroup;
+use crate::join_set::TaskGroup;
 use crate::time::Sleep;
 
 /// hyper's executor for a serve's connections: spawns into the serve's group, on the current

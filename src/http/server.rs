@@ -22,7 +22,7 @@ use super::connection::{self, Connection, CONNECTION_TASK};
 use super::gate::Gate;
 use super::listener::{is_fatal, Listener};
 use super::{BoxError, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS, GROUP_NAME};
-use crate::task::TaskGroup;
+use crate::join_set::TaskGroup;
 
 /// Serves `service` on every connection `listener` accepts, until the listener breaks; each
 /// connection is a crew task on the current pool, and so is each HTTP/2 stream. What

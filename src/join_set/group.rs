@@ -5,10 +5,10 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::abort::AbortHandle;
+use crate::identity::info::TaskName;
 use crate::policy::Propagate;
 use crate::pool::Pool;
 use crate::target::Target;
-use crate::task::info::TaskName;
 
 use super::inner::Inner;
 
@@ -61,7 +61,7 @@ impl TaskGroup {
         TaskGroup { inner: Inner::new(Some(name.into()), true) }
     }
 
-    /// The group's id, which [`TaskInfo::set_id`] gives for its members.
+    /// The group's id, which [`TaskInfo::set_id`](crate::task::TaskInfo::set_id) gives for its members.
     ///
     /// # Examples
     ///

@@ -15,11 +15,11 @@ use crossbeam_utils::CachePadded;
 use event_listener::{Event, EventListener};
 
 use crate::abort::{noop_waker, Abort, AbortHandle};
+use crate::identity::info::{SetLabel, TaskName};
+use crate::identity::{OnTaskEnd, Spawnable, TaskId, TaskInfo};
 use crate::join::JoinHandle;
 use crate::policy::{Outcome, Policy};
 use crate::target::Target;
-use crate::task::info::{SetLabel, TaskName};
-use crate::task::{OnTaskEnd, Spawnable, TaskId, TaskInfo};
 
 /// What a set and its members' end hooks share.
 pub(super) struct Inner<T, P: Policy> {

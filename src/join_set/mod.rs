@@ -3,7 +3,7 @@
 //!
 //! Invariants:
 //! - A member's spawn files its handle in the set (a lock-free push) before the member can
-//!   first run; its [`OnTaskEnd`] pushes its id to the set's ended queue when its future is
+//!   first run; its [`OnTaskEnd`](crate::identity::OnTaskEnd) pushes its id to the set's ended queue when its future is
 //!   dropped (finished, panicked, cancelled or aborted), then wakes the one waiting in
 //!   `join_next` or `shutdown`. So an ended id always finds its handle (in the members' map,
 //!   or still in the filed queue if it was filed after the joiner took the lock: a joiner that
@@ -45,10 +45,10 @@ use std::future::{poll_fn, Future};
 use std::sync::Arc;
 
 use crate::abort::AbortHandle;
+use crate::identity::info::TaskName;
 use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;
 use crate::target::Target;
-use crate::task::info::TaskName;
 
 pub use group::TaskGroup;
 use inner::Inner;
@@ -59,7 +59,7 @@ use inner::Inner;
 /// with [`join_next`](JoinSet::join_next) as members finish, cancel them all with
 /// [`abort_all`](JoinSet::abort_all) or [`shutdown`](JoinSet::shutdown). Dropping the set cancels
 /// every member. The policy `P` decides what a member's end gives, as for a
-/// [`JoinHandle`]: `JoinSet::<T, Catch>::with_policy()` makes a set whose
+/// [`JoinHandle`](crate::JoinHandle): `JoinSet::<T, Catch>::with_policy()` makes a set whose
 /// `join_next` gives `Result<T, JoinError>`. The task dump and slow-poll reports name a member's
 /// set (`set 3 "fanout"`). `docs/join-set.md` compares it with tokio's `JoinSet` and
 /// `FuturesUnordered`.
@@ -154,7 +154,7 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
         self
     }
 
-    /// The set's id, which [`TaskInfo::set_id`] gives for its members.
+    /// The set's id, which [`TaskInfo::set_id`](crate::task::TaskInfo::set_id) gives for its members.
     ///
     /// # Examples
     ///
@@ -233,7 +233,7 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
     /// under [`Propagate`] and [`Ignore`](crate::Ignore) (the user asked for it) and given as
     /// `Err` with [`JoinError::is_aborted`](crate::JoinError::is_aborted) under
     /// [`Catch`](crate::Catch); a member dropped by its pool's shutdown panics (`Err` under
-    /// `Catch`), as a [`JoinHandle`] does.
+    /// `Catch`), as a [`JoinHandle`](crate::JoinHandle) does.
     ///
     /// # Panics
     ///

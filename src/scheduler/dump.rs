@@ -4,7 +4,7 @@
 
 use super::shared::Shared;
 use crate::dump::{QueuedIn, TaskDump, TaskSnapshot, TaskState};
-use crate::task::{Activity, Runnable};
+use crate::identity::{Activity, Runnable};
 
 /// Notes in `runnable`'s record for the task dump, if `shared` keeps records, where it is being
 /// queued. Without records, one test of the pool's configuration.

@@ -46,12 +46,12 @@ use async_task::{ScheduleInfo, WithInfo};
 use super::context;
 use super::registry::Registration;
 use super::shared::Shared;
+use crate::identity::{self, Activity, OnTaskEnd, RawRunnable, Runnable, TaskInfo, TaskMeta};
 use crate::join::JoinHandle;
 use crate::policy::Policy;
 use crate::sync::thread::LocalKey;
 use crate::sync::{fence, lock, thread_local, Arc, AtomicBool, AtomicUsize, Mutex, Ordering, Parker};
 use crate::sync::{SingleWriterCounter, Unparker};
-use crate::task::{self, Activity, OnTaskEnd, RawRunnable, Runnable, TaskInfo, TaskMeta};
 
 /// [`LocalHome::core`] of a thread that runs no core.
 const NO_CORE: usize = usize::MAX;
@@ -607,7 +607,7 @@ where
     let forget_key = || with_here(|here| drop(here.tasks.borrow_mut().remove(key)));
     // Only the owner closes its home: no close can begin between this check and the register.
     if home.closed.load(Ordering::SeqCst) {
-        return task::refused(id, location);
+        return identity::refused(id, location);
     }
     // The pool's registry lists a local task only for the dump (and `#[crew::test]`'s check of
     // leftovers): a pool's shutdown drops its threads' local tasks through their homes.
@@ -621,12 +621,14 @@ where
     // Without a registry the task carries no registration (24 bytes less in every local
     // task's allocation), as `Shared::spawn` builds an ordinary task.
     let spawned = match registry {
-        None => Some(task::build_local::<P, _, _, _>(TaskMeta::new(info, None), end, Polled { future, key }, schedule)),
+        None => {
+            Some(identity::build_local::<P, _, _, _>(TaskMeta::new(info, None), end, Polled { future, key }, schedule))
+        }
         Some(registry) => registry
             .register(
                 context::shard_hint(),
                 |registration: Registration| {
-                    task::build_local::<P, _, _, _>(
+                    identity::build_local::<P, _, _, _>(
                         TaskMeta::new(info, None),
                         (end, registration),
                         Polled { future, key },
@@ -642,7 +644,7 @@ where
     // Refused by the pool (shutting down): its future was dropped with the closure, here.
     let Some((runnable, handle)) = spawned else {
         forget_key();
-        return task::refused(id, location);
+        return identity::refused(id, location);
     };
     with_here(|here| {
         here.tasks.borrow_mut().fill(key, runnable.waker());

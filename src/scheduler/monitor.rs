@@ -38,9 +38,9 @@ use super::dump::record_queued;
 use super::progress::ProgressSnapshot;
 use super::remote::CurrentPoll;
 use super::shared::Shared;
+use crate::identity::{Activity, Runnable};
 use crate::report::{SlowPoll, SlowPollKind};
 use crate::sync::{asymmetric, fence, lock, thread, wait_until, Arc, Deadline, Listener, Ordering};
-use crate::task::{Activity, Runnable};
 
 /// What the monitor remembers of one core between samples.
 #[derive(Debug, Clone, Copy)]

@@ -13,14 +13,14 @@
 //! - The blocking loop waits here (`next_task`); the loop inside the reactor shares
 //!   `prepare_park` and `resume_after_wake` and waits by polling (`reactor.rs`).
 
-use crate::task::Runnable;
+use crate::identity::Runnable;
 
 use super::dump::record_queued;
 use super::shared::{Queued, Shared};
 use super::watch::Watch;
 use super::worker::Core;
+use crate::identity::Activity;
 use crate::sync::{fence, planted_bug, Ordering};
-use crate::task::Activity;
 
 impl Core {
     /// The next task to run, parking (blocking the thread) while there is none. `None`: the

@@ -19,8 +19,8 @@
 use super::shared::Shared;
 use super::spawn::Pinned;
 use super::worker::Core;
+use crate::identity::Runnable;
 use crate::sync::{fence, lock, planted_bug, Ordering};
-use crate::task::Runnable;
 
 impl Shared {
     /// The core a `spawn_pinned` task starts on (see the module docs).

@@ -20,7 +20,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::task::Runnable;
+use crate::identity::Runnable;
 
 use super::context;
 use super::local_turn::LocalTurn;
@@ -223,12 +223,12 @@ mod tests {
     }
 
     /// An empty task, never run: its `Runnable` only stands in a queue.
-    fn task() -> crate::task::Runnable {
-        let info = crate::task::TaskInfo::new(None, std::panic::Location::caller());
+    fn task() -> crate::identity::Runnable {
+        let info = crate::identity::TaskInfo::new(None, std::panic::Location::caller());
         let (runnable, task) =
-            async_task::Builder::new().metadata(crate::task::TaskMeta::new(info, None)).spawn(|_| async {}, |_| {});
+            async_task::Builder::new().metadata(crate::identity::TaskMeta::new(info, None)).spawn(|_| async {}, |_| {});
         task.detach();
-        crate::task::Runnable::new(runnable)
+        crate::identity::Runnable::new(runnable)
     }
 
     /// How many periodic turns `core` asks for over `picks` picks, each picked task putting a new

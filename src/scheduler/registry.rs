@@ -34,8 +34,8 @@
 
 use std::task::Waker;
 
+use crate::identity::{OnTaskEnd, TaskInfo};
 use crate::sync::{lock, Arc, CachePadded, Mutex, SingleWriterCounter};
-use crate::task::{OnTaskEnd, TaskInfo};
 
 /// The most shards a registry has.
 const MAX_SHARDS: usize = 64;

@@ -18,8 +18,8 @@ use std::time::Instant;
 
 use super::local::LocalHome;
 use super::progress::Progress;
+use crate::identity::{Runnable, TaskInfo, TaskMeta};
 use crate::sync::{lock, Arc, AtomicBool, AtomicUsize, Mutex, MutexGuard, SingleWriterCounter, Slot};
-use crate::task::{Runnable, TaskInfo, TaskMeta};
 
 /// A core's LIFO slot and deferred list, and the sign of its progress that the watcher reads.
 pub(super) struct Remote {

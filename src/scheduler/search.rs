@@ -19,13 +19,13 @@
 //!   as a last resort, the older half of another worker's deferred list. It never touches
 //!   another core's LIFO slot: that is the watcher's (`watch.rs`).
 
-use crate::task::Runnable;
+use crate::identity::Runnable;
 
 use super::dump::record_queued;
 use super::shared::Shared;
 use super::worker::Core;
+use crate::identity::Activity;
 use crate::sync::{fence, retry, thread, Deadline, Ordering};
-use crate::task::Activity;
 
 impl Core {
     /// A task from this core's queues, the injector, or (as a searcher) other workers.

@@ -19,7 +19,7 @@
 
 use std::fmt;
 
-use crate::task::{Activity, Runnable};
+use crate::identity::{Activity, Runnable};
 
 use super::context;
 use super::counters::{Clock, CoreCounters, OutsideCounters};

@@ -16,8 +16,8 @@
 use super::context;
 use super::shared::Shared;
 use super::worker::Core;
+use crate::identity::Runnable;
 use crate::sync::{fence, is_finished, lock, planted_bug, retry, thread, wait_until, Deadline, Listener, Ordering};
-use crate::task::Runnable;
 
 impl Shared {
     /// Stops the pool: see the module docs for the order of steps. Waits for every thread,

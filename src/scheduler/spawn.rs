@@ -21,10 +21,10 @@ use async_task::{Schedule, ScheduleInfo, WithInfo};
 use super::context::{self, shard_hint};
 use super::registry::Registration;
 use super::shared::Shared;
+use crate::identity::{self, Build, OnTaskEnd, RawRunnable, Runnable, TaskInfo, TaskMeta};
 use crate::join::JoinHandle;
 use crate::policy::Policy;
 use crate::sync::Arc;
-use crate::task::{self, Build, OnTaskEnd, RawRunnable, Runnable, TaskInfo, TaskMeta};
 
 impl Shared {
     /// Spawns `task` (a future, built by [`Build`]) as the task `info` on this pool, scheduled
@@ -81,7 +81,7 @@ impl Shared {
             Err(refused) => {
                 // The pool is shutting down: hand back a cancelled handle, then drop the future
                 // (and `end`, which a set's member tells its set with: after `place`).
-                let placed = place(task::refused(id, location));
+                let placed = place(identity::refused(id, location));
                 drop(refused);
                 placed
             }

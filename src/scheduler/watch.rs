@@ -39,7 +39,7 @@
 
 use std::time::Duration;
 
-use crate::task::{Activity, Runnable};
+use crate::identity::{Activity, Runnable};
 
 use super::dump::record_queued;
 use super::progress::ProgressSnapshot;

@@ -10,7 +10,7 @@
 //!   variables must outlive its `Runnable`").
 //! - That last step is [`TaskEnd`]'s: the task's future notes its end when it is dropped
 //!   ([`TaskEnd::note`], inside async-task's run or drop of the `Runnable`), and crew's
-//!   `Runnable` (`task/runnable.rs`) tells the end after that run or drop returned
+//!   `Runnable` (`identity/runnable.rs`) tells the end after that run or drop returned
 //!   ([`DeferredEnd::runnable_gone`]), which delivers it. A task never built into an allocation
 //!   (its spawn failed) has no `Runnable`: its future ends the count itself
 //!   ([`TaskEnd::end_now`]). A `Runnable` site that did not tell would leave the count above
@@ -27,8 +27,8 @@
 
 use std::sync::Arc;
 
+use crate::identity::DeferredEnd;
 use crate::sync::{planted_bug, AtomicBool, AtomicUsize, Event, Listener, Ordering};
-use crate::task::DeferredEnd;
 
 /// Tasks of one scope not yet ended, and whether one of them panicked with nobody to see it.
 #[derive(Debug)]

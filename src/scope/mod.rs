@@ -58,12 +58,12 @@ use std::sync::{Arc, PoisonError};
 use count::ScopeCount;
 pub use handle::ScopedJoinHandle;
 
+use crate::identity::TaskInfo;
 use crate::join::JoinHandle;
 use crate::policy::Propagate;
 use crate::pool::Pool;
 use crate::sync::planted_bug;
 use crate::target::Target;
-use crate::task::TaskInfo;
 use handle::Slot;
 use task::{ScopedTask, Shared, UnclaimedList};
 use unchecked::Borrowing;

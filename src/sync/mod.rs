@@ -30,9 +30,9 @@
 //!   concurrent-queue do not build under `--cfg loom`, and the hook is the models' window.
 //! - `config/mod.rs`: `drive_reactor` and the monitor thread are always off under loom (no
 //!   reactor, no clock), and loom pools get no spare cores unless a model asks for them (each
-//!   would be one more queue for every model to scan). `task/mod.rs` re-exports `TaskFuture`
+//!   would be one more queue for every model to scan). `identity/mod.rs` re-exports `TaskFuture`
 //!   only outside loom, for the blocking pool.
-//! - `task/info.rs`: task ids come from a plain `std` atomic, not loom's: a counter whose only
+//! - `identity/info.rs`: task ids come from a plain `std` atomic, not loom's: a counter whose only
 //!   property is uniqueness, outside every protocol the models check (loom's atomics cannot be
 //!   `static` either).
 //! - `scheduler/mod.rs` declares `reactor` (the worker loop inside `async_io::block_on`) only
@@ -61,6 +61,15 @@
 //!   reaches other threads through async-task's atomics, which loom cannot see; the parker's
 //!   lock, loom's, orders it with the park); and `POLLING`, read at every local task's poll, is
 //!   a `const` `std::thread_local!` outside loom, loom's (which has no const form) under it.
+//! - The `tokio` feature's runtime context (`interop/tokio.rs`) is left out of loom builds (tokio
+//!   does not build under loom), and so is each site that enters it or holds its handle:
+//!   `config/mod.rs` (`Builder::tokio_handle`), `pool.rs`, `global.rs`, `block_on.rs`,
+//!   `scheduler/run.rs`, `scheduler/shared.rs`, `scheduler/reporter.rs`. `pool.rs` fills in the
+//!   blocking pool's metrics outside loom only (loom builds have no blocking pool), and
+//!   `scheduler/registry.rs` asserts its entry's size outside loom only (loom's types differ).
+//! - Unit tests that need real threads or time are `cfg(all(test, not(loom)))`: `blocking.rs`,
+//!   `scheduler/progress.rs`, `scheduler/reporter.rs`, `scheduler/shutdown.rs`,
+//!   `scheduler/worker.rs`.
 //! - `Sleepers::is_parked` and `Sleepers::watcher` are built for tests and loom only: they are
 //!   the checks the models and unit tests read; so are `Sleepers::notify_one` and
 //!   `notify_private`, which the workers call through their counted forms (`notify_one_from`).

@@ -9,8 +9,8 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 
-use super::info::TaskName;
 use crate::abort::AbortHandle;
+use crate::identity::info::TaskName;
 use crate::join::JoinHandle;
 use crate::join_set::{JoinSet, TaskGroup};
 use crate::policy::{Policy, Propagate};
@@ -105,7 +105,7 @@ impl<P: Policy> Builder<P> {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        crate::target::spawn(Target::Current, self.name, future)
+        crate::target::spawn_named(Target::Current, self.name, future)
     }
 
     /// Spawns the `!Send` `future` as a local task of this thread, as
@@ -148,7 +148,7 @@ impl<P: Policy> Builder<P> {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        crate::target::spawn(Target::Private(pool.shared_arc()), self.name, future)
+        crate::target::spawn_named(Target::Private(pool.shared_arc()), self.name, future)
     }
 }
 

@@ -133,7 +133,7 @@ pub struct TaskInfo {
     location: &'static Location<'static>,
 }
 
-// The metadata's layout (`task/mod.rs`, "The metadata"): each part's size, checked when the
+// The metadata's layout (`identity/mod.rs`, "The metadata"): each part's size, checked when the
 // crate compiles. The last line is the 24 bytes that BENCHMARKS.md names.
 const _: () = {
     use std::mem::size_of;
