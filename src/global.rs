@@ -1,4 +1,4 @@
-//! The global pool behind [`spawn`] and [`spawn_with`].
+//! The global pool behind [`spawn`](fn@crate::spawn) and [`spawn_with`](crate::spawn_with).
 //!
 //! Invariants:
 //! - `spawn` targets the current private pool if the thread has one (its worker, or inside
@@ -118,7 +118,7 @@ pub(crate) fn spawn_pinned_on_global<B: Build>(info: TaskInfo, task: B) -> JoinH
 ///
 /// # Panics
 ///
-/// If the global pool cannot start (a bad `CREW_WORKERS`, say), as [`spawn`] does.
+/// If the global pool cannot start (a bad `CREW_WORKERS`, say), as [`spawn`](fn@crate::spawn) does.
 ///
 /// # Examples
 ///
@@ -140,7 +140,7 @@ pub fn metrics() -> Metrics {
 ///
 /// # Panics
 ///
-/// If the global pool cannot start (a bad `CREW_WORKERS`, say), as [`spawn`] does.
+/// If the global pool cannot start (a bad `CREW_WORKERS`, say), as [`spawn`](fn@crate::spawn) does.
 ///
 /// # Examples
 ///

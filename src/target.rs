@@ -2,9 +2,11 @@
 //! and `crew::spawn` and `crew::spawn_with`, which spawn onto the current pool.
 //!
 //! Invariants:
-//! - Every public spawn (`crew::spawn`, `Pool::spawn`, `Spawner::spawn`, `task::Builder::spawn`,
-//!   their `_with` and `_on` forms) names its target and calls [`spawn_named`], `#[track_caller]` all
-//!   the way down, so the task's location is the user's call.
+//! - Every public spawn ends in a pool's own spawn (`pool::spawn`, `global::spawn_on_global`),
+//!   `#[track_caller]` all the way down, so the task's location is the user's call. Those that
+//!   name a target (`crew::spawn`, `Spawner::spawn`, `task::Builder::spawn`, a set's spawns, and
+//!   their `_with` and `_on` forms) go through [`spawn_named`] or [`spawn_told`]; `Pool::spawn`
+//!   calls its pool's directly.
 //! - [`Target::Current`] is resolved at the spawn, on the spawning thread: the private pool the
 //!   thread works for or blocks in (`scheduler/context.rs`), else the global pool.
 //! - A private pool's tasks hold a reference to the pool in their metadata (their schedule
@@ -89,9 +91,9 @@ where
     crate::pool::spawn(shared, info, task, end, place)
 }
 
-/// Spawns `future` on the current pool with the default [`Propagate`](crate::Propagate) policy: the global pool,
-/// except on a private [`Pool`](crate::Pool)'s threads (inside its tasks) and inside [`Pool::block_on`](crate::Pool::block_on),
-/// where it spawns onto that pool, as `tokio::spawn` spawns onto the runtime it is called in.
+/// Spawns `future` on the current pool with the default [`Propagate`] policy: the global pool,
+/// except on a private [`Pool`](crate::Pool)'s threads (inside its tasks) and inside
+/// [`Pool::block_on`](crate::Pool::block_on), where it spawns onto that pool, as `tokio::spawn` spawns onto the runtime it is called in.
 ///
 /// Callable from any thread — `main`, a crew worker, a foreign thread, a `Drop` impl — with no
 /// runtime context. The first call that targets the global pool starts it. A `spawn_blocking`
@@ -119,7 +121,7 @@ where
 }
 
 /// Spawns `future` on the current pool (as [`spawn`] picks it) with the panic policy `policy`:
-/// [`Propagate`](crate::Propagate), [`Catch`](crate::Catch) or [`Ignore`](crate::Ignore).
+/// [`Propagate`], [`Catch`](crate::Catch) or [`Ignore`](crate::Ignore).
 ///
 /// # Panics
 ///
