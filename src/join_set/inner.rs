@@ -25,54 +25,54 @@ use crate::target::Target;
 pub(super) struct Inner<T, P: Policy> {
     pub(super) label: SetLabel,
     /// A `TaskGroup`: outputs are dropped as members end.
-    pub(super) discard: bool,
+    discard: bool,
     /// Members spawned: counted before the spawn, by the spawning threads only.
-    pub(super) spawns: CachePadded<AtomicUsize>,
+    spawns: CachePadded<AtomicUsize>,
     /// Members whose future was dropped: counted by the end hook after it pushed to `ended`
     /// and before it wakes the waiter, who registers before reading it. `spawns - ends` are
     /// live (detached ones included until they end); two counters on two cache lines, so that
     /// a spawn and an end on other threads do not pass one line back and forth.
-    pub(super) ends: CachePadded<AtomicUsize>,
+    ends: CachePadded<AtomicUsize>,
     /// Handles of new members, pushed by their spawn before the member can first run, moved
     /// into [`State::members`] by whoever takes the lock next.
-    pub(super) spawned: SegQueue<(TaskId, JoinHandle<T, P>)>,
+    spawned: SegQueue<(TaskId, JoinHandle<T, P>)>,
     /// Members whose future was dropped, in that order (a `JoinSet`'s only): pushed by the end
     /// hook, taken by `join_next`. A member's id comes after its handle in `spawned`.
-    pub(super) ended: SegQueue<TaskId>,
+    ended: SegQueue<TaskId>,
     /// Who waits in `join_next`, `shutdown` or `wait`: all of them, notified after each end
     /// and each change that can end a wait.
-    pub(super) changed: Event,
+    changed: Event,
     /// A member was ever taken out before its end (`State::unjoined`): the end hook then looks
     /// there.
-    pub(super) has_unjoined: AtomicBool,
+    has_unjoined: AtomicBool,
     /// What joiners, aborts and the `TaskGroup`'s end hooks share; a `JoinSet`'s spawns and end
     /// hooks never take it.
-    pub(super) state: Mutex<State<T, P>>,
+    state: Mutex<State<T, P>>,
 }
 
-pub(super) struct State<T, P: Policy> {
+struct State<T, P: Policy> {
     /// Members whose handle was moved here from `spawned` and who were not yet joined.
-    pub(super) members: HashMap<TaskId, Member<T, P>, BuildHasherDefault<IdHasher>>,
+    members: HashMap<TaskId, Member<T, P>, BuildHasherDefault<IdHasher>>,
     /// Ended members taken from `ended` by an abort (to see which members ended), or put back
     /// by a `join_next` whose output was not yet stored: joined before `ended`'s.
-    pub(super) ready: VecDeque<TaskId>,
+    ready: VecDeque<TaskId>,
     /// Members taken out of the set before their end: detached (with their handle, not
     /// detached in async-task until the end, so that their abort handles still abort them) or
     /// cancelled by the set's drop (`None`). Each is removed by its end hook.
-    pub(super) unjoined: HashMap<TaskId, Option<JoinHandle<T, P>>, BuildHasherDefault<IdHasher>>,
+    unjoined: HashMap<TaskId, Option<JoinHandle<T, P>>, BuildHasherDefault<IdHasher>>,
 }
 
 /// A member as the set knows it.
-pub(super) struct Member<T, P: Policy> {
+struct Member<T, P: Policy> {
     /// `None` once aborted.
-    pub(super) handle: Option<JoinHandle<T, P>>,
+    handle: Option<JoinHandle<T, P>>,
     /// Its id was taken from `ended` into `ready`.
-    pub(super) ended: bool,
-    pub(super) aborted: bool,
+    ended: bool,
+    aborted: bool,
 }
 
 /// Set ids: counted from 1, process-wide.
-pub(super) static NEXT_SET: AtomicU64 = AtomicU64::new(1);
+static NEXT_SET: AtomicU64 = AtomicU64::new(1);
 
 impl<T, P: Policy> Inner<T, P> {
     pub(super) fn new(name: Option<String>, discard: bool) -> Arc<Inner<T, P>> {
@@ -92,8 +92,13 @@ impl<T, P: Policy> Inner<T, P> {
         })
     }
 
+    /// How many members the set holds (spawned, not yet joined, aborted away or detached).
+    pub(super) fn member_count(&self) -> usize {
+        self.state().members.len()
+    }
+
     /// The joiners' state, with every handle spawned so far moved in.
-    pub(super) fn state(&self) -> MutexGuard<'_, State<T, P>> {
+    fn state(&self) -> MutexGuard<'_, State<T, P>> {
         // No code under this lock panics halfway; take the state as it is.
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         self.take_spawned(&mut state);
@@ -101,7 +106,7 @@ impl<T, P: Policy> Inner<T, P> {
     }
 
     /// Moves every handle filed in `spawned` so far into `state`.
-    pub(super) fn take_spawned(&self, state: &mut State<T, P>) {
+    fn take_spawned(&self, state: &mut State<T, P>) {
         while let Some((id, handle)) = self.spawned.pop() {
             state.members.insert(id, Member { handle: Some(handle), ended: false, aborted: false });
         }
@@ -111,7 +116,7 @@ impl<T, P: Policy> Inner<T, P> {
     /// `spawned`: the member may have been filed, run and ended after the lock was taken. Its
     /// handle was pushed before its id, so a look at `spawned` now finds it; not found then, it
     /// was detached or cleared by `shutdown`.
-    pub(super) fn is_member(&self, state: &mut State<T, P>, id: TaskId) -> bool {
+    fn is_member(&self, state: &mut State<T, P>, id: TaskId) -> bool {
         if !state.members.contains_key(&id) {
             self.take_spawned(state);
         }
@@ -120,7 +125,7 @@ impl<T, P: Policy> Inner<T, P> {
 
     /// [`state`](Inner::state), with every end so far taken from `ended` into `ready`, so that
     /// each member's `ended` is up to date.
-    pub(super) fn state_with_ends(&self) -> MutexGuard<'_, State<T, P>> {
+    fn state_with_ends(&self) -> MutexGuard<'_, State<T, P>> {
         let mut state = self.state();
         while let Some(id) = self.ended.pop() {
             if self.is_member(&mut state, id) {
@@ -168,7 +173,7 @@ impl<T, P: Policy> Inner<T, P> {
     }
 
     /// A member's future was dropped (its end hook), or its spawn was refused.
-    pub(super) fn member_ended(&self, id: TaskId) {
+    fn member_ended(&self, id: TaskId) {
         if self.discard {
             // Nothing to join: forget the member, detach its handle.
             let handle = self.state().members.remove(&id).and_then(|member| member.handle);
@@ -200,10 +205,10 @@ impl<T, P: Policy> Inner<T, P> {
 
 /// A member's end hook: tells its set. Also told when dropped untold: the spawn was refused
 /// (the pool shut down) or never happened (the global pool could not start).
-pub(super) struct MemberEnd<T: Send + 'static, P: Policy> {
-    pub(super) set: Arc<Inner<T, P>>,
-    pub(super) id: TaskId,
-    pub(super) told: bool,
+struct MemberEnd<T: Send + 'static, P: Policy> {
+    set: Arc<Inner<T, P>>,
+    id: TaskId,
+    told: bool,
 }
 
 impl<T: Send + 'static, P: Policy> OnTaskEnd for MemberEnd<T, P> {
@@ -396,7 +401,7 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
 /// The members' map's hasher: task ids are unique, counted up from 1, so a multiplication
 /// spreads them well enough, at a fraction of SipHash's cost.
 #[derive(Default)]
-pub(super) struct IdHasher(u64);
+struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn finish(&self) -> u64 {
@@ -415,7 +420,7 @@ impl Hasher for IdHasher {
 }
 
 /// The output of a finished task's handle, which its first poll returns.
-pub(super) fn now_or_never<T, P: Policy>(mut handle: JoinHandle<T, P>) -> P::Output<T> {
+fn now_or_never<T, P: Policy>(mut handle: JoinHandle<T, P>) -> P::Output<T> {
     match Pin::new(&mut handle).poll(&mut Context::from_waker(&noop_waker())) {
         Poll::Ready(output) => output,
         Poll::Pending => unreachable!("a finished task's handle is ready"),

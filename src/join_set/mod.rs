@@ -281,7 +281,7 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
     /// set.abort_all();
     /// ```
     pub fn len(&self) -> usize {
-        self.inner.state().members.len()
+        self.inner.member_count()
     }
 
     /// True if the set has no member left to join.
@@ -369,7 +369,7 @@ impl<T, P: Policy> fmt::Debug for JoinSet<T, P> {
         f.debug_struct("JoinSet")
             .field("id", &self.inner.label.id)
             .field("name", &self.inner.label.name)
-            .field("len", &self.inner.state().members.len())
+            .field("len", &self.inner.member_count())
             .finish()
     }
 }
