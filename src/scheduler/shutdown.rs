@@ -206,19 +206,43 @@ mod tests {
 
     #[test]
     fn threads_that_gave_their_core_away_are_reaped() {
-        // No monitor thread: the list holds worker threads only.
-        let pool = crate::Builder::new().workers(1).takeover(false).build().unwrap();
+        // No monitor thread: the list holds worker threads only. One spare thread at most
+        // (`max_stuck_threads(0)`: the cap is one per worker), so that threads do exit.
+        let pool = crate::Builder::new().workers(1).takeover(false).max_stuck_threads(0).build().unwrap();
         let handles = || lock(&pool.shared().threads).len();
-        // Each block_on on the worker starts a replacement thread; the old one returns after
-        // its task's poll. Without reaping, the list only grows.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        for round in 0.. {
-            crate::block_on(pool.spawn(async { crate::block_on(async {}) }));
-            if round >= 20 && handles() <= 2 {
+        // Each round, three tasks block in `block_on` at once: each hands the core to a spare
+        // or a new thread, and, released, each either waits as the spare (one at a time) or
+        // returns. Once the threads of the rounds before have returned, the list (pruned at each
+        // thread start) holds the core's thread, the spare and this round's three: at most 5,
+        // 8 with a round's three still returning. Without reaping it holds every thread started
+        // (about two a round).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+            let tasks: Vec<_> = (0..3)
+                .map(|_| {
+                    let barrier = barrier.clone();
+                    pool.spawn(async move {
+                        crate::block_on(async move {
+                            barrier.wait();
+                        })
+                    })
+                })
+                .collect();
+            barrier.wait();
+            for task in tasks {
+                crate::block_on(task);
+            }
+            let started = pool.metrics().threads_started;
+            if started >= 40 && handles() <= 8 {
                 break;
             }
-            assert!(std::time::Instant::now() < deadline, "{} thread handles kept after {round} hand-offs", handles());
-            std::thread::yield_now();
+            // A bound on the starts too: without reaping, threads pile up until none can start.
+            assert!(
+                started < 1000 && std::time::Instant::now() < deadline,
+                "{} thread handles kept after {started} thread starts",
+                handles()
+            );
         }
     }
 }
