@@ -21,10 +21,12 @@ use std::time::Duration;
 use once_cell::sync::Lazy;
 
 use crate::config::MAX_BLOCKING_THREADS;
-use crate::identity::{Kind, OnTaskEnd, RawRunnable, Runnable, TaskFuture, TaskInfo, TaskMeta};
-use crate::join::JoinHandle;
+use crate::handle::JoinHandle;
+use crate::identity::{Kind, OnTaskEnd, TaskInfo};
 use crate::metrics::BlockingMetrics;
 use crate::policy::{Policy, Propagate};
+use crate::scheduler::{RawRunnable, Runnable, TaskMeta};
+use crate::spawn::TaskFuture;
 use crate::sync::{lock, thread, Arc, Condvar, Mutex, SingleWriterCounter};
 
 /// How long an idle blocking thread waits for a job before it exits.

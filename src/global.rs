@@ -16,12 +16,14 @@ use once_cell::sync::OnceCell;
 
 use crate::config::{BuildError, Builder, Env};
 use crate::dump::TaskDump;
-use crate::identity::{Build, OnTaskEnd, RawRunnable, Runnable, TaskInfo};
-use crate::join::JoinHandle;
+use crate::handle::JoinHandle;
+use crate::identity::{OnTaskEnd, TaskInfo};
 use crate::metrics::Metrics;
 use crate::policy::Policy;
 use crate::pool::Pool;
 use crate::scheduler::{PoolKind, Shared};
+use crate::scheduler::{RawRunnable, Runnable};
+use crate::spawn::Build;
 
 static GLOBAL: OnceCell<Pool> = OnceCell::new();
 

@@ -135,7 +135,6 @@
 #[doc(hidden)]
 #[path = "macro_support.rs"]
 pub mod __private;
-mod abort;
 mod block_in_place;
 mod block_on;
 #[cfg(not(loom))]
@@ -144,11 +143,11 @@ pub mod config;
 mod dump;
 mod escape;
 mod global;
+mod handle;
 #[cfg(all(feature = "http", not(loom)))]
 pub mod http;
 mod identity;
 mod interop;
-mod join;
 mod join_set;
 mod local;
 mod metrics;
@@ -161,6 +160,7 @@ mod scheduler;
 mod scope;
 #[cfg(all(feature = "signal", unix, not(loom)))]
 pub mod signal;
+mod spawn;
 mod spawner;
 mod sync;
 mod target;
@@ -181,7 +181,7 @@ pub use blocking::{spawn_blocking, spawn_blocking_with};
 pub use config::{BuildError, Builder};
 pub use dump::{QueuedIn, TaskDump, TaskSnapshot, TaskState};
 pub use global::{dump, metrics};
-pub use join::JoinHandle;
+pub use handle::JoinHandle;
 pub use local::{spawn_local, spawn_pinned};
 pub use metrics::{BlockingMetrics, Metrics, WorkerMetrics};
 pub use policy::{Catch, Ignore, JoinError, Policy, Propagate, ABORTED_MESSAGE, CANCELLED_MESSAGE};

@@ -12,11 +12,12 @@
 use std::future::Future;
 use std::panic::Location;
 
+use crate::handle::JoinHandle;
 use crate::identity::info::TaskName;
-use crate::identity::{Spawnable, TaskInfo};
-use crate::join::JoinHandle;
+use crate::identity::TaskInfo;
 use crate::policy::Policy;
 use crate::scheduler;
+use crate::spawn::{LocalHandles, Spawnable};
 
 /// Spawns a `!Send` future as a local task of the current thread, which alone polls it and
 /// drops it; the handle is `Send` when the output is.
@@ -82,7 +83,7 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    scheduler::spawn_local::<P, F>(TaskInfo::new(name, location), future)
+    scheduler::spawn_local::<LocalHandles<P>, F>(TaskInfo::new(name, location), future)
 }
 
 /// Spawns a `!Send` future, built by `make` on a lightly loaded worker of the current pool (the

@@ -12,7 +12,7 @@
 use std::fmt;
 use std::future::Future;
 
-use crate::join::JoinHandle;
+use crate::handle::JoinHandle;
 use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;
 use crate::scheduler::Shared;

@@ -16,11 +16,12 @@ use std::convert;
 use std::future::Future;
 use std::panic::Location;
 
+use crate::handle::JoinHandle;
 use crate::identity::info::TaskName;
-use crate::identity::{Build, OnTaskEnd, Spawnable, TaskInfo};
-use crate::join::JoinHandle;
+use crate::identity::{OnTaskEnd, TaskInfo};
 use crate::policy::{Policy, Propagate};
 use crate::scheduler::{self, Shared};
+use crate::spawn::{Build, Spawnable};
 use crate::sync::Arc;
 
 /// Where a spawn goes.

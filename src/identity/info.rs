@@ -18,7 +18,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::record::TaskRecord;
-use super::runnable::DeferredEnd;
 use crate::escape::Escaped;
 
 /// How many ids a thread reserves at a time.
@@ -148,6 +147,14 @@ const _: () = {
 /// The part of a task's identity that only some tasks have.
 /// A task's name: a `&'static str` is kept as it is (no allocation), a `String` is moved in.
 pub(crate) type TaskName = Cow<'static, str>;
+
+/// What a task whose end waits for its `Runnable` to be gone carries in its identity
+/// (`TaskInfo`'s out-of-line part): told after each run and each drop of the task's `Runnable`.
+pub(crate) trait DeferredEnd: Send + Sync + 'static {
+    /// A `Runnable` of the task was run or dropped, and is gone: if that was the last one (the
+    /// task's future was dropped meanwhile), the end may now be delivered.
+    fn runnable_gone(&self);
+}
 
 struct Extra {
     name: Option<TaskName>,

@@ -4,7 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use crate::abort::AbortHandle;
+use crate::handle::AbortHandle;
 use crate::identity::info::TaskName;
 use crate::policy::Propagate;
 use crate::pool::Pool;

@@ -14,11 +14,12 @@ use crossbeam_queue::SegQueue;
 use crossbeam_utils::CachePadded;
 use event_listener::{Event, EventListener};
 
-use crate::abort::{noop_waker, Abort, AbortHandle};
+use crate::handle::JoinHandle;
+use crate::handle::{noop_waker, Abort, AbortHandle};
 use crate::identity::info::{SetLabel, TaskName};
-use crate::identity::{OnTaskEnd, Spawnable, TaskId, TaskInfo};
-use crate::join::JoinHandle;
+use crate::identity::{OnTaskEnd, TaskId, TaskInfo};
 use crate::policy::{Outcome, Policy};
+use crate::spawn::Spawnable;
 use crate::target::Target;
 
 /// What a set and its members' end hooks share.

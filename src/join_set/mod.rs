@@ -44,7 +44,7 @@ use std::fmt;
 use std::future::{poll_fn, Future};
 use std::sync::Arc;
 
-use crate::abort::AbortHandle;
+use crate::handle::AbortHandle;
 use crate::identity::info::TaskName;
 use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;

@@ -19,7 +19,7 @@
 use std::cell::{Cell, RefCell};
 use std::hash::{BuildHasher, Hasher};
 
-use crate::identity::Runnable;
+use super::task::Runnable;
 
 use super::local::LocalHome;
 use super::registry::{Registry, SPAWN_RUN};
@@ -287,7 +287,7 @@ pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
 /// `registry.rs`): from the worker index on a worker thread; elsewhere from a per-thread
 /// counter (seeded from a per-thread hash), so one thread spawning many tasks does not funnel
 /// their ends into one lock, and a run's tasks, ending one after another, fill one shard's batch.
-pub(super) fn shard_hint() -> usize {
+pub(crate) fn shard_hint() -> usize {
     shard_hint_at_spawn() / SPAWN_RUN
 }
 

@@ -3,8 +3,9 @@
 //! the queues call to note where a recorded task waits.
 
 use super::shared::Shared;
+use super::task::Runnable;
 use crate::dump::{QueuedIn, TaskDump, TaskSnapshot, TaskState};
-use crate::identity::{Activity, Runnable};
+use crate::identity::Activity;
 
 /// Notes in `runnable`'s record for the task dump, if `shared` keeps records, where it is being
 /// queued. Without records, one test of the pool's configuration.

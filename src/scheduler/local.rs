@@ -37,18 +37,18 @@ use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::num::NonZeroUsize;
+use std::panic::Location;
 use std::pin::Pin;
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use async_task::{ScheduleInfo, WithInfo};
+use async_task::{Schedule, ScheduleInfo, WithInfo};
 
 use super::context;
 use super::registry::Registration;
 use super::shared::Shared;
-use crate::identity::{self, Activity, OnTaskEnd, RawRunnable, Runnable, TaskInfo, TaskMeta};
-use crate::join::JoinHandle;
-use crate::policy::Policy;
+use super::task::{RawRunnable, Runnable, TaskMeta};
+use crate::identity::{Activity, OnTaskEnd, TaskId, TaskInfo};
 use crate::sync::thread::LocalKey;
 use crate::sync::{fence, lock, thread_local, Arc, AtomicBool, AtomicUsize, Mutex, Ordering, Parker};
 use crate::sync::{SingleWriterCounter, Unparker};
@@ -578,6 +578,24 @@ impl Drop for Counted {
     }
 }
 
+/// How a local task's allocation and handle are made, for [`spawn`]: by the layer that owns the
+/// handles (`spawn/build.rs`), from the metadata, the end, the future as this thread's home
+/// wraps it, and the schedule function that [`spawn`] gives it.
+pub(crate) trait MakeLocal<F: Future> {
+    /// The task's handle.
+    type Handle;
+
+    /// The task `meta` from `future`, scheduled by `schedule`, telling `end` when it ends.
+    fn make<G, S, E>(meta: TaskMeta, end: E, future: G, schedule: S) -> (Runnable, Self::Handle)
+    where
+        G: Future<Output = F::Output> + 'static,
+        S: Schedule<TaskMeta> + Send + Sync + 'static,
+        E: OnTaskEnd;
+
+    /// The handle of a task refused before it was made, with the identity it would have had.
+    fn refused(id: TaskId, location: &'static Location<'static>) -> Self::Handle;
+}
+
 /// Spawns the local task `info` from `future` on this thread (see the module docs), registered
 /// in the thread's [`Tasks`] and, if the pool the thread works for or blocks in keeps task
 /// records, in that pool's registry. A task refused (the home or the pool closing) has its
@@ -587,9 +605,9 @@ impl Drop for Counted {
 ///
 /// On a thread that runs no local tasks (see [`crate::spawn_local`]).
 #[track_caller]
-pub(crate) fn spawn<P, F>(info: TaskInfo, future: F) -> JoinHandle<F::Output, P>
+pub(crate) fn spawn<M, F>(info: TaskInfo, future: F) -> M::Handle
 where
-    P: Policy,
+    M: MakeLocal<F>,
     F: Future + 'static,
     F::Output: 'static,
 {
@@ -607,7 +625,7 @@ where
     let forget_key = || with_here(|here| drop(here.tasks.borrow_mut().remove(key)));
     // Only the owner closes its home: no close can begin between this check and the register.
     if home.closed.load(Ordering::SeqCst) {
-        return identity::refused(id, location);
+        return M::refused(id, location);
     }
     // The pool's registry lists a local task only for the dump (and `#[crew::test]`'s check of
     // leftovers): a pool's shutdown drops its threads' local tasks through their homes.
@@ -621,30 +639,21 @@ where
     // Without a registry the task carries no registration (24 bytes less in every local
     // task's allocation), as `Shared::spawn` builds an ordinary task.
     let spawned = match registry {
-        None => {
-            Some(identity::build_local::<P, _, _, _>(TaskMeta::new(info, None), end, Polled { future, key }, schedule))
-        }
+        None => Some(M::make(TaskMeta::new(info, None), end, Polled { future, key }, schedule)),
         Some(registry) => registry
             .register(
                 context::shard_hint(),
                 |registration: Registration| {
-                    identity::build_local::<P, _, _, _>(
-                        TaskMeta::new(info, None),
-                        (end, registration),
-                        Polled { future, key },
-                        schedule,
-                    )
+                    M::make(TaskMeta::new(info, None), (end, registration), Polled { future, key }, schedule)
                 },
-                |(runnable, _): &(Runnable, JoinHandle<F::Output, P>)| {
-                    (runnable.waker(), Some(runnable.metadata().info().clone()))
-                },
+                |(runnable, _): &(Runnable, M::Handle)| (runnable.waker(), Some(runnable.metadata().info().clone())),
             )
             .ok(),
     };
     // Refused by the pool (shutting down): its future was dropped with the closure, here.
     let Some((runnable, handle)) = spawned else {
         forget_key();
-        return identity::refused(id, location);
+        return M::refused(id, location);
     };
     with_here(|here| {
         here.tasks.borrow_mut().fill(key, runnable.waker());

@@ -112,19 +112,24 @@ mod registry;
 mod remote;
 mod reporter;
 mod run;
+mod schedule;
 mod search;
 mod shared;
 mod shutdown;
 mod sleep;
 mod snapshot;
 mod spare_threads;
-mod spawn;
+mod task;
 mod watch;
 mod worker;
 
-pub(crate) use context::{count_task_end, current_private_pool, enter_pool, hand_off_core, try_hand_off_core};
+pub(crate) use context::{
+    count_task_end, current_private_pool, enter_pool, hand_off_core, shard_hint, try_hand_off_core,
+};
 pub(crate) use run::fail_next_thread_starts;
 
-pub(crate) use local::{drive as drive_local, enter_block_on, spawn as spawn_local};
+pub(crate) use local::{drive as drive_local, enter_block_on, spawn as spawn_local, MakeLocal};
+pub(crate) use registry::Registration;
+pub(crate) use schedule::{schedule_private, Pinned};
 pub(crate) use shared::{PoolKind, Shared};
-pub(crate) use spawn::schedule_private;
+pub(crate) use task::{RawRunnable, Runnable, TaskMeta};

@@ -38,7 +38,8 @@ use super::dump::record_queued;
 use super::progress::ProgressSnapshot;
 use super::remote::CurrentPoll;
 use super::shared::Shared;
-use crate::identity::{Activity, Runnable};
+use super::task::Runnable;
+use crate::identity::Activity;
 use crate::report::{SlowPoll, SlowPollKind};
 use crate::sync::{asymmetric, fence, lock, thread, wait_until, Arc, Deadline, Listener, Ordering};
 

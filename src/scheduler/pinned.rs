@@ -16,10 +16,10 @@
 //!   drops it; a push that finds its core so (after the clearing) moves its task to the
 //!   injector. So every task sent here runs or is dropped once, as any other.
 
+use super::schedule::Pinned;
 use super::shared::Shared;
-use super::spawn::Pinned;
+use super::task::Runnable;
 use super::worker::Core;
-use crate::identity::Runnable;
 use crate::sync::{fence, lock, planted_bug, Ordering};
 
 impl Shared {

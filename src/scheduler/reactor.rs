@@ -20,7 +20,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::identity::Runnable;
+use super::task::Runnable;
 
 use super::context;
 use super::local_turn::LocalTurn;
@@ -223,12 +223,13 @@ mod tests {
     }
 
     /// An empty task, never run: its `Runnable` only stands in a queue.
-    fn task() -> crate::identity::Runnable {
+    fn task() -> crate::scheduler::Runnable {
         let info = crate::identity::TaskInfo::new(None, std::panic::Location::caller());
-        let (runnable, task) =
-            async_task::Builder::new().metadata(crate::identity::TaskMeta::new(info, None)).spawn(|_| async {}, |_| {});
+        let (runnable, task) = async_task::Builder::new()
+            .metadata(crate::scheduler::TaskMeta::new(info, None))
+            .spawn(|_| async {}, |_| {});
         task.detach();
-        crate::identity::Runnable::new(runnable)
+        crate::scheduler::Runnable::new(runnable)
     }
 
     /// How many periodic turns `core` asks for over `picks` picks, each picked task putting a new

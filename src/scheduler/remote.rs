@@ -18,7 +18,8 @@ use std::time::Instant;
 
 use super::local::LocalHome;
 use super::progress::Progress;
-use crate::identity::{Runnable, TaskInfo, TaskMeta};
+use super::task::{Runnable, TaskMeta};
+use crate::identity::TaskInfo;
 use crate::sync::{lock, Arc, AtomicBool, AtomicUsize, Mutex, MutexGuard, SingleWriterCounter, Slot};
 
 /// A core's LIFO slot and deferred list, and the sign of its progress that the watcher reads.

@@ -19,7 +19,7 @@
 //!   as a last resort, the older half of another worker's deferred list. It never touches
 //!   another core's LIFO slot: that is the watcher's (`watch.rs`).
 
-use crate::identity::Runnable;
+use super::task::Runnable;
 
 use super::dump::record_queued;
 use super::shared::Shared;

@@ -19,7 +19,8 @@
 
 use std::fmt;
 
-use crate::identity::{Activity, Runnable};
+use super::task::Runnable;
+use crate::identity::Activity;
 
 use super::context;
 use super::counters::{Clock, CoreCounters, OutsideCounters};
@@ -228,7 +229,7 @@ impl Shared {
 
     /// Whether each poll records its task for the slow-poll reports (a hook is set).
     #[inline]
-    pub(super) fn records_polls(&self) -> bool {
+    pub(crate) fn records_polls(&self) -> bool {
         self.config.on_slow_poll.is_some()
     }
 

@@ -15,8 +15,8 @@
 
 use super::context;
 use super::shared::Shared;
+use super::task::Runnable;
 use super::worker::Core;
-use crate::identity::Runnable;
 use crate::sync::{fence, is_finished, lock, planted_bug, retry, thread, wait_until, Deadline, Listener, Ordering};
 
 impl Shared {

@@ -39,7 +39,8 @@
 
 use std::time::Duration;
 
-use crate::identity::{Activity, Runnable};
+use super::task::Runnable;
+use crate::identity::Activity;
 
 use super::dump::record_queued;
 use super::progress::ProgressSnapshot;

@@ -58,8 +58,8 @@ use std::sync::{Arc, PoisonError};
 use count::ScopeCount;
 pub use handle::ScopedJoinHandle;
 
+use crate::handle::JoinHandle;
 use crate::identity::TaskInfo;
-use crate::join::JoinHandle;
 use crate::policy::Propagate;
 use crate::pool::Pool;
 use crate::sync::planted_bug;

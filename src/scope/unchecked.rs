@@ -17,9 +17,11 @@ use std::future::Future;
 use async_task::Schedule;
 
 use super::task::ScopedTask;
-use crate::identity::{Build, OnTaskEnd, Runnable, TaskFuture, TaskMeta};
-use crate::join::JoinHandle;
+use crate::handle::JoinHandle;
+use crate::identity::OnTaskEnd;
 use crate::policy::Policy;
+use crate::scheduler::{Runnable, TaskMeta};
+use crate::spawn::{Build, TaskFuture};
 
 /// A scoped task, for a pool to spawn ([`Build`]). Only `Scope::spawn_to` makes one.
 pub(super) struct Borrowing<'scope, F>(pub(super) ScopedTask<'scope, F>)

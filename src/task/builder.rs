@@ -9,9 +9,9 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 
-use crate::abort::AbortHandle;
+use crate::handle::AbortHandle;
+use crate::handle::JoinHandle;
 use crate::identity::info::TaskName;
-use crate::join::JoinHandle;
 use crate::join_set::{JoinSet, TaskGroup};
 use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;

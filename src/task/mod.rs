@@ -24,7 +24,7 @@
 
 mod builder;
 
-pub use crate::abort::AbortHandle;
+pub use crate::handle::AbortHandle;
 pub use crate::identity::{TaskId, TaskInfo};
 pub use crate::join_set::{JoinSet, TaskGroup};
 pub use builder::Builder;

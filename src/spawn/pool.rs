@@ -1,10 +1,10 @@
-//! Spawning onto a pool: the pool calls down to `task::Build` for the task's allocation,
+//! Spawning onto a pool: the pool's spawn calls down to [`Build`] for the task's allocation,
 //! registers it if the pool keeps a registry, and schedules its first run.
 //!
 //! Invariants:
 //! - A task of a pool with a registry (every private pool, and the global pool with the task
 //!   dump on) is registered before its first run and leaves the registry when its future is
-//!   dropped, however that happens ([`Registration`]), so that a pool's drop reaches it.
+//!   dropped, however that happens (its `Registration`), so that a pool's drop reaches it.
 //! - A spawn that a closed registry refuses (the pool shuts down) drops its future at once, on
 //!   the spawning thread and outside every lock, and hands back a handle that reports the task
 //!   cancelled, with the identity it would have had.
@@ -13,17 +13,15 @@
 //!   hook.
 //! - A spawn hands the task's handle to its caller's `place` before the task can first run (and,
 //!   for a refused spawn, before the future and `end` are dropped).
-//! - The first run goes where any schedule of this pool's goes ([`Shared::schedule_spawned`]):
-//!   this thread's core if it runs one of the pool's, else the injector.
+//! - The first run goes where any schedule of this pool's goes (`scheduler/schedule.rs`).
 
-use async_task::{Schedule, ScheduleInfo, WithInfo};
+use async_task::Schedule;
 
-use super::context::{self, shard_hint};
-use super::registry::Registration;
-use super::shared::Shared;
-use crate::identity::{self, Build, OnTaskEnd, RawRunnable, Runnable, TaskInfo, TaskMeta};
-use crate::join::JoinHandle;
+use super::build::{self, Build};
+use crate::handle::JoinHandle;
+use crate::identity::{OnTaskEnd, TaskInfo};
 use crate::policy::Policy;
+use crate::scheduler::{shard_hint, Pinned, Registration, Runnable, Shared, TaskMeta};
 use crate::sync::Arc;
 
 impl Shared {
@@ -81,44 +79,10 @@ impl Shared {
             Err(refused) => {
                 // The pool is shutting down: hand back a cancelled handle, then drop the future
                 // (and `end`, which a set's member tells its set with: after `place`).
-                let placed = place(identity::refused(id, location));
+                let placed = place(build::refused(id, location));
                 drop(refused);
                 placed
             }
         }
     }
-}
-
-/// Where a `spawn_pinned` task's first run goes: the inbox of core `.0` (see `pinned.rs`).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Pinned(pub(super) usize);
-
-impl Shared {
-    /// A new task's first run: where any schedule of this pool's goes, or a pinned task's core's
-    /// inbox.
-    #[inline]
-    fn first_run(&self, runnable: Runnable, pinned: Option<Pinned>) {
-        match pinned {
-            None => self.schedule_spawned(runnable),
-            Some(Pinned(core)) => self.push_inbox(core, runnable),
-        }
-    }
-}
-
-/// The schedule function of a private pool's tasks. It captures nothing, so async-task takes
-/// no reference to the task for the call (as it must for a function with captures). The pool
-/// is the one in the task's metadata: reached through the worker's own reference when one of
-/// the pool's workers schedules it; else through a clone of the metadata's, since once pushed
-/// the task may run and be freed on another worker while this call still uses the pool.
-pub(crate) fn schedule_private() -> impl Schedule<TaskMeta> + Send + Sync + 'static {
-    WithInfo(|runnable: RawRunnable, info: ScheduleInfo| {
-        let runnable = Runnable::new(runnable);
-        let pool = runnable.metadata().pool().expect("a private pool's task carries its pool");
-        let home = Arc::as_ptr(pool);
-        let Err(runnable) = context::schedule_on_own_core(home, runnable, info.woken_while_running) else {
-            return;
-        };
-        let pool = runnable.metadata().pool().expect("a private pool's task carries its pool").clone();
-        pool.push_remote(runnable);
-    })
 }

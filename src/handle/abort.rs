@@ -32,8 +32,8 @@ use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
-use crate::identity::{TaskId, TaskOutput};
-use crate::join::{outcome, Fallible};
+use super::outcome::{outcome, Fallible, TaskOutput};
+use crate::identity::TaskId;
 use crate::policy::Outcome;
 
 /// A handle that aborts a task: from [`JoinHandle::abort_handle`](crate::JoinHandle::abort_handle),
@@ -411,14 +411,4 @@ impl<T: Send + 'static> Abort for Aborter<T> {
 /// as it is.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A waker that does nothing, for a poll whose wake nobody needs: the aborter's own poll only
-/// closes the task, and a set's poll of a finished member's handle is ready at once.
-pub(crate) fn noop_waker() -> Waker {
-    struct Noop;
-    impl Wake for Noop {
-        fn wake(self: Arc<Self>) {}
-    }
-    Waker::from(Arc::new(Noop))
 }

@@ -19,7 +19,7 @@
 //!   its counters) when its `TaskFuture` is dropped, however that happens.
 //! - This module knows no pool: [`build`] makes the `Runnable`/handle pair from what the caller
 //!   gives it (the schedule function, what to tell at the end), and the caller, a pool
-//!   (`scheduler/spawn.rs`) or the blocking pool, schedules the `Runnable`.
+//!   (`pool.rs`) or the blocking pool, schedules the `Runnable`.
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -30,90 +30,12 @@ use std::task::{Context, Poll};
 use async_task::Schedule;
 use pin_project_lite::pin_project;
 
-use crate::join::JoinHandle;
-use crate::policy::{drop_payload, Payload, Policy};
+use crate::handle::JoinHandle;
+use crate::policy::{drop_payload, Policy};
 
-use super::info::SetLabel;
-use super::trace::{Kind, Trace};
-use super::{Runnable, TaskId, TaskInfo, TaskMeta};
-
-/// What a task's future resolves to inside async-task: the value, or the panic payload
-/// (`None` once the `Ignore` policy has dropped it), behind a guard whose `Drop` never unwinds.
-///
-/// async-task drops an output that nobody takes (a detached task's, or that of a task cancelled
-/// while it ran) under its abort-on-unwind guard, so a value or payload whose `Drop` panics must
-/// not reach it: the guard catches that panic (the panic hook has reported it).
-pub(crate) struct TaskOutput<T>(Option<Result<T, Option<Payload>>>);
-
-impl<T> TaskOutput<T> {
-    fn new(output: Result<T, Option<Payload>>) -> TaskOutput<T> {
-        TaskOutput(Some(output))
-    }
-
-    /// The output, for the awaiter, who drops it as any value it owns.
-    pub(crate) fn into_inner(mut self) -> Result<T, Option<Payload>> {
-        self.0.take().expect("a task's output is taken once")
-    }
-}
-
-impl<T> Drop for TaskOutput<T> {
-    fn drop(&mut self) {
-        if let Some(output) = self.0.take() {
-            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(output))) {
-                drop_payload(payload);
-            }
-        }
-    }
-}
-
-/// What a task carries to tell its owner (a pool's registry or counters, the blocking pool)
-/// that it ended: its future was dropped, finished or not (async-task drops a finished task's
-/// future as soon as it returned).
-pub(crate) trait OnTaskEnd: Send + 'static {
-    /// What kind of work these tasks are, for their `tracing` span.
-    const KIND: Kind = Kind::Task;
-
-    /// The task ended. Called once, from the task's `Drop`, on whatever thread drops it.
-    fn task_ended(&mut self);
-
-    /// The set the task is spawned into, for the task dump and slow-poll reports: a pool that
-    /// keeps either writes it into the task's identity (`scheduler/spawn.rs`).
-    fn set_label(&self) -> Option<&SetLabel> {
-        None
-    }
-}
-
-/// Nothing to tell.
-impl OnTaskEnd for () {
-    fn task_ended(&mut self) {}
-}
-
-/// Something to tell, or nothing.
-impl<E: OnTaskEnd> OnTaskEnd for Option<E> {
-    fn task_ended(&mut self) {
-        if let Some(end) = self {
-            end.task_ended();
-        }
-    }
-
-    fn set_label(&self) -> Option<&SetLabel> {
-        self.as_ref().and_then(E::set_label)
-    }
-}
-
-/// Both, in order.
-impl<A: OnTaskEnd, B: OnTaskEnd> OnTaskEnd for (A, B) {
-    const KIND: Kind = B::KIND;
-
-    fn task_ended(&mut self) {
-        self.0.task_ended();
-        self.1.task_ended();
-    }
-
-    fn set_label(&self) -> Option<&SetLabel> {
-        self.0.set_label().or_else(|| self.1.set_label())
-    }
-}
+use crate::handle::TaskOutput;
+use crate::identity::{OnTaskEnd, TaskId, TaskInfo, Trace};
+use crate::scheduler::{MakeLocal, Runnable, TaskMeta};
 
 pin_project! {
     /// The future async-task polls: the user's future behind `catch_unwind`, and what to tell
@@ -225,6 +147,31 @@ where
     let task = TaskFuture::<F, P, E>::new(future, end, meta.info());
     let (runnable, task) = async_task::Builder::new().metadata(meta).spawn_local(move |_| task, schedule);
     (Runnable::new(runnable), JoinHandle::new(task))
+}
+
+/// The handles of local tasks with the policy `P`: how the scheduler's local spawn makes them
+/// (`scheduler/local.rs`).
+pub(crate) struct LocalHandles<P>(PhantomData<P>);
+
+impl<P: Policy, F: Future + 'static> MakeLocal<F> for LocalHandles<P>
+where
+    F::Output: 'static,
+{
+    type Handle = JoinHandle<F::Output, P>;
+
+    #[inline]
+    fn make<G, S, E>(meta: TaskMeta, end: E, future: G, schedule: S) -> (Runnable, Self::Handle)
+    where
+        G: Future<Output = F::Output> + 'static,
+        S: Schedule<TaskMeta> + Send + Sync + 'static,
+        E: OnTaskEnd,
+    {
+        build_local::<P, _, _, _>(meta, end, future, schedule)
+    }
+
+    fn refused(id: TaskId, location: &'static Location<'static>) -> Self::Handle {
+        refused(id, location)
+    }
 }
 
 /// What a pool spawns: something that builds a task's allocation once the pool has said how the

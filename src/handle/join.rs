@@ -29,13 +29,13 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use async_task::FallibleTask;
-
-use crate::abort::{noop_waker, AbortHandle, Aborter};
+use super::abort::{AbortHandle, Aborter};
+use super::outcome::{noop_waker, outcome, Fallible, TaskOutput};
 use crate::policy::{Outcome, Policy, Propagate};
 use std::sync::Arc;
 
-use crate::identity::{TaskId, TaskMeta, TaskOutput};
+use crate::identity::TaskId;
+use crate::scheduler::TaskMeta;
 use crate::sync::planted_bug;
 
 /// A handle to a spawned task; awaiting it yields the task's output as its policy `P` says.
@@ -75,9 +75,6 @@ const RETURNED: u64 = 1 << 63;
 /// that async-task holds the handle's waker (see `is_finished`). Below `RETURNED`, and ids
 /// never reach it either.
 const POLLED_PENDING: u64 = 1 << 62;
-
-/// async-task's handle on a task, as crew's tasks carry it.
-pub(crate) type Fallible<T> = FallibleTask<TaskOutput<T>, TaskMeta>;
 
 /// Where a [`JoinHandle`]'s task is.
 enum Task<T> {
@@ -268,16 +265,6 @@ impl<T, P: Policy> JoinHandle<T, P> {
 fn forget_output<O>(output: O) -> Option<O> {
     std::mem::forget(output);
     None
-}
-
-/// How the task ended, from what async-task gave back (`None`: dropped before finishing).
-pub(crate) fn outcome<T>(output: Option<TaskOutput<T>>) -> Outcome<T> {
-    match output.map(TaskOutput::into_inner) {
-        Some(Ok(value)) => Outcome::Finished(value),
-        Some(Err(Some(payload))) => Outcome::Panicked(payload),
-        Some(Err(None)) => Outcome::Swallowed,
-        None => Outcome::Cancelled,
-    }
 }
 
 impl<T, P: Policy> JoinHandle<T, P> {

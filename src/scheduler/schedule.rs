@@ -1,0 +1,51 @@
+//! Where a task's runs go: a new task's first run ([`Shared::first_run`]: where any schedule of
+//! its pool's goes, or a pinned task's core's inbox), and the schedule function of a private
+//! pool's tasks ([`schedule_private`]).
+//!
+//! Invariants:
+//! - The first run goes where any schedule of this pool's goes ([`Shared::schedule_spawned`]):
+//!   this thread's core if it runs one of the pool's, else the injector; a pinned task's to its
+//!   core's inbox, which only that core's owner takes from (`pinned.rs`).
+//! - A private pool's task reaches its pool through its metadata: the schedule function
+//!   captures nothing (`task.rs`, "The metadata").
+
+use async_task::{Schedule, ScheduleInfo, WithInfo};
+
+use super::context;
+use super::shared::Shared;
+use super::task::{RawRunnable, Runnable, TaskMeta};
+use crate::sync::Arc;
+
+/// Where a `spawn_pinned` task's first run goes: the inbox of core `.0` (see `pinned.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pinned(pub(super) usize);
+
+impl Shared {
+    /// A new task's first run: where any schedule of this pool's goes, or a pinned task's core's
+    /// inbox.
+    #[inline]
+    pub(crate) fn first_run(&self, runnable: Runnable, pinned: Option<Pinned>) {
+        match pinned {
+            None => self.schedule_spawned(runnable),
+            Some(Pinned(core)) => self.push_inbox(core, runnable),
+        }
+    }
+}
+
+/// The schedule function of a private pool's tasks. It captures nothing, so async-task takes
+/// no reference to the task for the call (as it must for a function with captures). The pool
+/// is the one in the task's metadata: reached through the worker's own reference when one of
+/// the pool's workers schedules it; else through a clone of the metadata's, since once pushed
+/// the task may run and be freed on another worker while this call still uses the pool.
+pub(crate) fn schedule_private() -> impl Schedule<TaskMeta> + Send + Sync + 'static {
+    WithInfo(|runnable: RawRunnable, info: ScheduleInfo| {
+        let runnable = Runnable::new(runnable);
+        let pool = runnable.metadata().pool().expect("a private pool's task carries its pool");
+        let home = Arc::as_ptr(pool);
+        let Err(runnable) = context::schedule_on_own_core(home, runnable, info.woken_while_running) else {
+            return;
+        };
+        let pool = runnable.metadata().pool().expect("a private pool's task carries its pool").clone();
+        pool.push_remote(runnable);
+    })
+}
