@@ -26,7 +26,7 @@ use crate::identity::{Kind, OnTaskEnd, TaskInfo};
 use crate::metrics::BlockingMetrics;
 use crate::policy::{Policy, Propagate};
 use crate::scheduler::{RawRunnable, Runnable, TaskMeta};
-use crate::spawn::TaskFuture;
+use crate::spawning::TaskFuture;
 use crate::sync::{lock, thread, Arc, Condvar, Mutex, SingleWriterCounter};
 
 /// How long an idle blocking thread waits for a job before it exits.

@@ -23,7 +23,7 @@ use crate::policy::Policy;
 use crate::pool::Pool;
 use crate::scheduler::{PoolKind, Shared};
 use crate::scheduler::{RawRunnable, Runnable};
-use crate::spawn::Build;
+use crate::spawning::Build;
 
 static GLOBAL: OnceCell<Pool> = OnceCell::new();
 

@@ -160,8 +160,8 @@ mod scheduler;
 mod scope;
 #[cfg(all(feature = "signal", unix, not(loom)))]
 pub mod signal;
-mod spawn;
 mod spawner;
+mod spawning;
 mod sync;
 mod target;
 pub mod task;

@@ -17,7 +17,7 @@ use crate::identity::info::TaskName;
 use crate::identity::TaskInfo;
 use crate::policy::Policy;
 use crate::scheduler;
-use crate::spawn::{LocalHandles, Spawnable};
+use crate::spawning::{LocalHandles, Spawnable};
 
 /// Spawns a `!Send` future as a local task of the current thread, which alone polls it and
 /// drops it; the handle is `Send` when the output is.

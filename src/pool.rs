@@ -20,7 +20,7 @@ use crate::identity::TaskInfo;
 use crate::metrics::Metrics;
 use crate::policy::{Policy, Propagate};
 use crate::scheduler::{self, PoolKind, Shared};
-use crate::spawn::Spawnable;
+use crate::spawning::Spawnable;
 use crate::sync::Arc;
 
 /// A private thread pool with its own workers; dropping it stops them.
@@ -142,7 +142,7 @@ impl Pool {
         F::Output: Send + 'static,
     {
         let location = std::panic::Location::caller();
-        let task = crate::spawn::Spawnable(pinned(make, location));
+        let task = crate::spawning::Spawnable(pinned(make, location));
         spawn_pinned(&self.shared, TaskInfo::new(None, location), task)
     }
 
@@ -313,7 +313,7 @@ pub(crate) fn spawn<P, B, E, R>(
 ) -> R
 where
     P: Policy,
-    B: crate::spawn::Build,
+    B: crate::spawning::Build,
     E: crate::identity::OnTaskEnd,
 {
     shared.spawn(info, Some(shared.clone()), None, task, scheduler::schedule_private(), end, place)
@@ -321,7 +321,7 @@ where
 
 /// Spawns `task` as the task `info` on the private pool `shared`, its first run on the least
 /// loaded worker's inbox (`spawn_pinned`, `scheduler/pinned.rs`).
-pub(crate) fn spawn_pinned<B: crate::spawn::Build>(
+pub(crate) fn spawn_pinned<B: crate::spawning::Build>(
     shared: &Arc<Shared>,
     info: TaskInfo,
     task: B,
@@ -365,6 +365,6 @@ where
     F: Future + 'static,
     F::Output: Send + 'static,
 {
-    crate::scheduler::spawn_local::<crate::spawn::LocalHandles<Propagate>, F>(TaskInfo::new(None, location), make())
+    crate::scheduler::spawn_local::<crate::spawning::LocalHandles<Propagate>, F>(TaskInfo::new(None, location), make())
         .await
 }

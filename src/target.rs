@@ -21,7 +21,7 @@ use crate::identity::info::TaskName;
 use crate::identity::{OnTaskEnd, TaskInfo};
 use crate::policy::{Policy, Propagate};
 use crate::scheduler::{self, Shared};
-use crate::spawn::{Build, Spawnable};
+use crate::spawning::{Build, Spawnable};
 use crate::sync::Arc;
 
 /// Where a spawn goes.

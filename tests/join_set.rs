@@ -1,4 +1,4 @@
-//! Task groups (`src/join_set.rs`, `src/abort.rs`): `JoinSet` joined in completion order under
+//! Task groups (`src/join_set/`, `src/handle/abort.rs`): `JoinSet` joined in completion order under
 //! each policy, `AbortHandle`s of plain tasks and of members, `abort_all`, `shutdown`,
 //! `detach_all`, a set's drop, `TaskGroup`, and the set's name in the task dump. Nothing is
 //! lost: the tests count that every member's future is dropped exactly once, also when the set

@@ -10,7 +10,7 @@
 //! pool's shutdown reach async-task — not that async-task's atomics are right.
 //!
 //! Planted bug: `--cfg crew_bug="cancel_forgets_output"` makes `JoinHandle::cancel`
-//! (`src/join.rs`) forget an output it got back instead of returning it.
+//! (`src/handle/join.rs`) forget an output it got back instead of returning it.
 #![cfg(loom)]
 
 use crew_loom_tests::support::{model, Counted};

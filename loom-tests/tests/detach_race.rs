@@ -3,7 +3,7 @@
 //! exactly once by nobody-is-waiting cleanup, and nothing leaks (loom's `Arc` leak check).
 //! As in `cancel_race.rs`, async-task's internals are invisible to loom.
 //!
-//! Planted bug: `--cfg crew_bug="detach_forgets"` makes `JoinHandle::detach` (`src/join.rs`)
+//! Planted bug: `--cfg crew_bug="detach_forgets"` makes `JoinHandle::detach` (`src/handle/join.rs`)
 //! forget async-task's handle instead of detaching it.
 #![cfg(loom)]
 

@@ -3,7 +3,7 @@
 //!
 //! Invariants:
 //! - One task, one output: async-task hands it to whichever handle holds its `Task` (the join
-//!   handle, or the [`Aborter`] the join handle and its abort handles share once an abort
+//!   handle, or the `Aborter` the join handle and its abort handles share once an abort
 //!   handle exists), and both read it through [`outcome`] (`outcome.rs`).
 //! - Nothing here depends on crew's thread-locals or pools: the handles are plain futures and
 //!   values, usable from any executor or thread.

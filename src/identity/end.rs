@@ -3,7 +3,7 @@
 //!
 //! Invariants:
 //! - A task tells its `OnTaskEnd` exactly once, when its future is dropped, finished or not
-//!   (`spawn/build.rs`'s `TaskFuture`), however that happens.
+//!   (`spawning/build.rs`'s `TaskFuture`), however that happens.
 //! - An implementation never unwinds: it runs inside async-task's abort-on-unwind guard.
 
 use super::info::SetLabel;
@@ -20,7 +20,7 @@ pub(crate) trait OnTaskEnd: Send + 'static {
     fn task_ended(&mut self);
 
     /// The set the task is spawned into, for the task dump and slow-poll reports: a pool that
-    /// keeps either writes it into the task's identity (`scheduler/spawn.rs`).
+    /// keeps either writes it into the task's identity (`spawning/pool.rs`).
     fn set_label(&self) -> Option<&SetLabel> {
         None
     }

@@ -19,7 +19,7 @@ use crate::handle::{noop_waker, Abort, AbortHandle};
 use crate::identity::info::{SetLabel, TaskName};
 use crate::identity::{OnTaskEnd, TaskId, TaskInfo};
 use crate::policy::{Outcome, Policy};
-use crate::spawn::Spawnable;
+use crate::spawning::Spawnable;
 use crate::target::Target;
 
 /// What a set and its members' end hooks share.

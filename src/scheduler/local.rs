@@ -579,7 +579,7 @@ impl Drop for Counted {
 }
 
 /// How a local task's allocation and handle are made, for [`spawn`]: by the layer that owns the
-/// handles (`spawn/build.rs`), from the metadata, the end, the future as this thread's home
+/// handles (`spawning/build.rs`), from the metadata, the end, the future as this thread's home
 /// wraps it, and the schedule function that [`spawn`] gives it.
 pub(crate) trait MakeLocal<F: Future> {
     /// The task's handle.

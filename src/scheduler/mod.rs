@@ -84,7 +84,8 @@
 //! | `context.rs` | the thread-local that makes a thread a worker; handing its core off |
 //! | `shutdown.rs` | stopping a pool, dropping every task exactly once |
 //! | `registry.rs` | a private pool's live tasks, so that dropping the pool drops them |
-//! | `spawn.rs` | spawning onto a pool: building, registering, the first schedule |
+//! | `task.rs` | what the queues hold: a task's metadata (`TaskMeta`) and crew's `Runnable` |
+//! | `schedule.rs` | a new task's first run, and a private pool's schedule function |
 //! | `counters.rs` | what a pool counts about itself (per core, owner-written) |
 //! | `snapshot.rs` | reading those counters into a `Metrics` snapshot |
 //! | `dump.rs` | the task dump: the registry's recorded tasks and their states |

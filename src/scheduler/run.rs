@@ -18,7 +18,7 @@
 //!   owns the core: begun as the loop hands out the task, ended as the loop comes back for the
 //!   next (before it picks, parks or lets the reactor turn), in the same borrow of the context.
 //!   A `block_on` inside the poll, which hands the core to another thread, ends it there.
-//! - Nothing a task does kills a worker: a panic is caught inside the task (`identity/spawn.rs`),
+//! - Nothing a task does kills a worker: a panic is caught inside the task (`spawning/build.rs`),
 //!   and [`run_task`] catches anything that would still unwind.
 
 use std::io;

@@ -29,7 +29,7 @@
 //!
 //! | part | bytes | who pays |
 //! |---|---|---|
-//! | `id`: [`TaskId`], a `NonZeroU64` | 8 | every task |
+//! | `id`: [`TaskId`](crate::identity::TaskId), a `NonZeroU64` | 8 | every task |
 //! | `location`: `&'static Location` of the spawn | 8 | every task |
 //! | `extra`: `Option<Arc<Extra>>`, what only some tasks have (a name, the dump's record) | 8 | every task the pointer; the allocation only named tasks and tasks of a pool with the dump on |
 //! | `pool`: `Option<sync::Arc<Shared>>`, a private pool's task's pool | 8 | every task the word; a private pool's tasks the reference, taken at spawn as its schedule function's was |
@@ -85,7 +85,7 @@ impl TaskMeta {
         TaskMeta { info, pool }
     }
 
-    /// This metadata, whose task tells `end` once its `Runnable` is gone (`runnable.rs`).
+    /// This metadata, whose task tells `end` once its `Runnable` is gone ([`Runnable`]).
     pub(crate) fn with_deferred_end(self, end: Arc<dyn DeferredEnd>) -> TaskMeta {
         TaskMeta { info: self.info.with_deferred_end(end), pool: self.pool }
     }

@@ -27,7 +27,7 @@ use crate::sync::Arc;
 impl Shared {
     /// Spawns `task` (a future, built by [`Build`]) as the task `info` on this pool, scheduled
     /// by `schedule`; `pool` is this pool's own reference for the task's metadata if it is a
-    /// private pool ([`schedule_private`] reaches it there). `end` is told when the task ends
+    /// private pool ([`schedule_private`](crate::scheduler::schedule_private) reaches it there). `end` is told when the task ends
     /// (after its registry entry goes, if the pool keeps a registry). `place` gets the task's
     /// handle before the task can first run (a set files its member's handle there, so that no
     /// end comes before it); what it returns is returned.
