@@ -1,22 +1,10 @@
 //! The task dump of a pool (`Pool::dump`): its registry's recorded tasks, read without pausing
-//! anything (see `dump.rs` at the crate root for the invariants), and [`record_queued`], which
-//! the queues call to note where a recorded task waits.
+//! anything (see `dump.rs` at the crate root for the invariants). Where a recorded task waits
+//! is noted by the queues (`Shared::record_queued`, `shared.rs`).
 
 use super::shared::Shared;
-use super::task::Runnable;
 use crate::dump::{QueuedIn, TaskDump, TaskSnapshot, TaskState};
 use crate::identity::Activity;
-
-/// Notes in `runnable`'s record for the task dump, if `shared` keeps records, where it is being
-/// queued. Without records, one test of the pool's configuration.
-#[inline]
-pub(super) fn record_queued(shared: &Shared, runnable: &Runnable, queued_in: Activity) {
-    if shared.keeps_task_records() {
-        if let Some(record) = runnable.metadata().info().record() {
-            record.queued(queued_in);
-        }
-    }
-}
 
 impl Shared {
     /// Every live task with a record, as of now.

@@ -76,7 +76,8 @@
 //! | `progress.rs` | a core's progress word: polls begun, one running, reported, taken over |
 //! | `watch.rs` | the watcher's rescue of a stuck owner's LIFO task (some worker is idle) |
 //! | `monitor.rs` | the monitor thread: slow polls, takeover of a worker stuck in one poll |
-//! | `reporter.rs` | the reporter thread: the one caller of the slow-poll hook, and its queue |
+//! | `reporter.rs` | the reporter thread: the one caller of the slow-poll hook |
+//! | `reports.rs` | the reporter's bounded queue of reports |
 //! | `reactor.rs` | the worker loop as a future inside `async_io::block_on` |
 //! | `reactor_turn.rs` | when that loop lets the reactor turn before yielded tasks |
 //! | `run.rs` | starting a pool's threads; a worker thread's body and its blocking loop |
@@ -112,6 +113,7 @@ mod reactor_turn;
 mod registry;
 mod remote;
 mod reporter;
+mod reports;
 mod run;
 mod schedule;
 mod search;

@@ -34,7 +34,6 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use super::dump::record_queued;
 use super::progress::ProgressSnapshot;
 use super::remote::CurrentPoll;
 use super::shared::Shared;
@@ -191,7 +190,7 @@ pub(super) fn take_over(
         shared.note_active(spare.index);
         // The watcher's rescue, done by the monitor: the stuck core's private task.
         if let Some(runnable) = remote.lifo.take().map(Runnable::new) {
-            record_queued(shared, &runnable, Activity::Deque(spare.index));
+            shared.record_queued(&runnable, Activity::Deque(spare.index));
             spare.local.push(runnable);
         }
         if let Some((current, (since, elapsed))) = current.as_mut() {

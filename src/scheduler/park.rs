@@ -15,7 +15,6 @@
 
 use super::task::Runnable;
 
-use super::dump::record_queued;
 use super::shared::{Queued, Shared};
 use super::watch::Watch;
 use super::worker::Core;
@@ -47,7 +46,7 @@ impl Core {
     pub(super) fn prepare_park(&mut self, shared: &Shared) -> bool {
         self.watch = None;
         if let Some(runnable) = self.take_lifo() {
-            record_queued(shared, &runnable, Activity::Deque(self.index));
+            shared.record_queued(&runnable, Activity::Deque(self.index));
             self.local.push(runnable);
             return false;
         }

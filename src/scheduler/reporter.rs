@@ -6,7 +6,7 @@
 //!   `CapReached`) and a worker whose reported poll ended (`Returned`) only queue a report and
 //!   notify; the reporter thread calls the hook. A hook that is slow, blocks or never returns
 //!   delays only the reports queued after it: never a takeover, a worker, or a task.
-//! - Bounded: at most [`QUEUE_CAPACITY`] reports wait. A report made while the queue is full is
+//! - Bounded: at most `QUEUE_CAPACITY` reports wait (`reports.rs`). A report made while the queue is full is
 //!   dropped and counted (`Metrics::slow_poll_reports_dropped`): queuing never blocks.
 //! - In order per poll: a poll's `Returned` report is queued after its `Slow` and `TakenOver`
 //!   reports, because each is queued under the poll's `Remote::current` lock together with the
@@ -19,65 +19,10 @@
 //!   still queued are dropped. The pool does not wait for it: a hook that never returns cannot
 //!   hang a pool's drop.
 
-use std::collections::VecDeque;
 use std::io;
 
 use super::shared::Shared;
-use crate::report::SlowPoll;
-use crate::sync::{fence, lock, thread, Arc, Event, Listener, Mutex, Ordering, SharedCounter};
-
-/// The most reports that wait for the hook at once.
-pub(super) const QUEUE_CAPACITY: usize = 1024;
-
-/// A pool's queue of reports for its hook.
-#[derive(Debug)]
-pub(super) struct Reports {
-    queue: Mutex<VecDeque<SlowPoll>>,
-    /// Notified after each report is queued, and at shutdown.
-    queued: Event,
-    /// Reports dropped because the queue was full.
-    pub(super) dropped: SharedCounter,
-}
-
-impl Reports {
-    pub(super) fn new() -> Reports {
-        Reports { queue: Mutex::new(VecDeque::new()), queued: Event::new(), dropped: SharedCounter::default() }
-    }
-
-    /// Queues `report` for the hook, or drops and counts it if the queue is full. Never blocks
-    /// beyond the queue's lock, which no user code holds.
-    pub(super) fn queue(&self, report: SlowPoll) {
-        let refused = {
-            let mut queue = lock(&self.queue);
-            if queue.len() < QUEUE_CAPACITY {
-                queue.push_back(report);
-                None
-            } else {
-                Some(report)
-            }
-        };
-        match refused {
-            // Dropped after unlocking: a report holds a task's identity, whose last reference
-            // frees memory.
-            Some(report) => {
-                self.dropped.incr();
-                drop(report);
-            }
-            None => {
-                self.queued.notify(1);
-            }
-        }
-    }
-
-    /// Wakes the reporter to see the shutdown.
-    pub(super) fn wake_for_shutdown(&self) {
-        self.queued.notify(usize::MAX);
-    }
-
-    fn pop(&self) -> Option<SlowPoll> {
-        lock(&self.queue).pop_front()
-    }
-}
+use crate::sync::{fence, thread, Arc, Listener, Ordering};
 
 /// Starts `shared`'s reporter thread (the pool has a hook). It is not joined (see the module
 /// docs).
@@ -112,7 +57,7 @@ fn run(shared: Arc<Shared>) {
         // Pairs with `notify`'s own fence: a report queued (or a shutdown begun) after the
         // checks below notifies this listener.
         fence(Ordering::SeqCst);
-        if !lock(&reports.queue).is_empty() || shared.is_shutdown() {
+        if !reports.is_empty() || shared.is_shutdown() {
             continue;
         }
         listener.wait();
@@ -124,6 +69,6 @@ mod tests {
     #[test]
     fn the_documented_capacity_is_the_queues() {
         // `Builder::on_slow_poll` and `Metrics::slow_poll_reports_dropped` say 1,024.
-        assert_eq!(super::QUEUE_CAPACITY, 1024);
+        assert_eq!(super::super::reports::QUEUE_CAPACITY, 1024);
     }
 }

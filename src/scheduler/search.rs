@@ -21,7 +21,6 @@
 
 use super::task::Runnable;
 
-use super::dump::record_queued;
 use super::shared::Shared;
 use super::worker::Core;
 use crate::identity::Activity;
@@ -133,7 +132,7 @@ impl Core {
             let half = deferred.len().div_ceil(2);
             counters.stolen.add(half as u64);
             for runnable in deferred.drain(..half) {
-                record_queued(shared, &runnable, Activity::Deque(self.index));
+                shared.record_queued(&runnable, Activity::Deque(self.index));
                 self.local.push(runnable);
             }
             drop(deferred);

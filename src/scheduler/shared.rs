@@ -24,11 +24,10 @@ use crate::identity::Activity;
 
 use super::context;
 use super::counters::{Clock, CoreCounters, OutsideCounters};
-use super::dump::record_queued;
 use super::local::LocalHome;
 use super::registry::Registry;
 use super::remote::{Remote, SlotState};
-use super::reporter::Reports;
+use super::reports::Reports;
 use super::sleep::{Sleepers, WakeSource};
 use super::spare_threads::SpareThreads;
 use super::worker::{Core, Pushed};
@@ -106,7 +105,7 @@ pub(crate) struct Shared {
     pub(super) spares: Mutex<Vec<Box<Core>>>,
     /// Threads whose worker life ended early, waiting to run the next core a takeover or a
     /// hand-off starts (`spare_threads.rs`).
-    pub(super) spare_threads: SpareThreads,
+    pub(super) spare_threads: SpareThreads<Box<Core>>,
     /// Worker threads this pool started (its first workers, takeovers', hand-offs'), not the
     /// times a spare thread took a core.
     pub(super) threads_started: SharedCounter,
@@ -233,6 +232,17 @@ impl Shared {
         self.config.on_slow_poll.is_some()
     }
 
+    /// Notes in `runnable`'s record for the task dump, if the pool keeps records, where it is being
+    /// queued. Without records, one test of the pool's configuration.
+    #[inline]
+    pub(super) fn record_queued(&self, runnable: &Runnable, queued_in: Activity) {
+        if self.keeps_task_records() {
+            if let Some(record) = runnable.metadata().info().record() {
+                record.queued(queued_in);
+            }
+        }
+    }
+
     /// Whether each task keeps a record for the task dump (`Builder::task_dump`).
     #[inline]
     pub(crate) fn keeps_task_records(&self) -> bool {
@@ -340,7 +350,7 @@ impl Shared {
     /// Pushes a task woken outside this pool's workers into the injector. After shutdown the
     /// task stays there to be dropped by shutdown's drains, never here (see the module docs).
     pub(super) fn push_remote(&self, runnable: Runnable) {
-        record_queued(self, &runnable, Activity::Injector);
+        self.record_queued(&runnable, Activity::Injector);
         self.injector.push(runnable);
         // Pairs with the fence in `shutdown`: either this load sees the flag, or shutdown's
         // drain sees the push. It is also the notify's fence (pairing with the one after

@@ -23,55 +23,64 @@
 
 use std::time::Duration;
 
-use super::worker::Core;
 use crate::sync::{lock, shrunk_under_loom, wait_until, Arc, Deadline, Event, Listener, Mutex};
 
 /// How long a spare thread waits for a core before it exits.
 pub(super) const SPARE_WAIT: Duration = Duration::from_secs(10);
 
-/// The spare threads of one pool, waiting for a core.
-#[derive(Default)]
-pub(super) struct SpareThreads {
-    waiting: Mutex<Vec<Arc<Spare>>>,
+/// The spare threads of one pool, waiting for a core (`C`: the worker's `Box<Core>`; this file
+/// only passes it on).
+pub(super) struct SpareThreads<C> {
+    waiting: Mutex<Vec<Arc<Spare<C>>>>,
+}
+
+impl<C> Default for SpareThreads<C> {
+    fn default() -> SpareThreads<C> {
+        SpareThreads { waiting: Mutex::new(Vec::new()) }
+    }
 }
 
 /// One spare thread's mailbox.
-struct Spare {
+struct Spare<C> {
     /// The worker number the thread is named for: the only cores it runs.
     worker: usize,
-    state: Mutex<Mailbox>,
+    state: Mutex<Mailbox<C>>,
     changed: Event,
 }
 
-#[derive(Default)]
-enum Mailbox {
+enum Mailbox<C> {
     /// Waiting for a core.
-    #[default]
     Waiting,
     /// A starter took this spare and decides (its `go`): the spare waits for the outcome.
     Reserved,
     /// The core to run.
-    Core(Box<Core>),
+    Core(C),
     /// Timed out, or the pool shuts down: no core may be put here.
     Gone,
 }
 
 /// A spare a starter took out of the list and reserved: [`SpareThreads::give`] or
 /// [`SpareThreads::withdraw`] it.
-pub(super) struct Reserved(Arc<Spare>);
+pub(super) struct Reserved<C>(Arc<Spare<C>>);
 
-impl std::fmt::Debug for SpareThreads {
+impl<C> Default for Mailbox<C> {
+    fn default() -> Mailbox<C> {
+        Mailbox::Waiting
+    }
+}
+
+impl<C> std::fmt::Debug for SpareThreads<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SpareThreads").field("waiting", &self.len()).finish()
     }
 }
 
-impl SpareThreads {
+impl<C> SpareThreads<C> {
     /// Waits as a spare for a core of worker number `worker` (the one the thread is named for),
     /// until one comes (`Some`), [`SPARE_WAIT`] passes, or the pool shuts down (`None`: the
     /// thread exits). `cap` spares at most wait; `is_shutdown` is read after this spare is
     /// listed, so that shutdown marks it or it sees the flag.
-    pub(super) fn wait(&self, worker: usize, cap: usize, is_shutdown: impl Fn() -> bool) -> Option<Box<Core>> {
+    pub(super) fn wait(&self, worker: usize, cap: usize, is_shutdown: impl Fn() -> bool) -> Option<C> {
         let spare = Arc::new(Spare { worker, state: Mutex::new(Mailbox::Waiting), changed: Event::new() });
         {
             let mut waiting = lock(&self.waiting);
@@ -114,7 +123,7 @@ impl SpareThreads {
 
     /// Takes the most recent waiting spare named for worker number `worker` and reserves it, if
     /// there is one that has not given up.
-    pub(super) fn reserve(&self, worker: usize) -> Option<Reserved> {
+    pub(super) fn reserve(&self, worker: usize) -> Option<Reserved<C>> {
         loop {
             let spare = {
                 let mut waiting = lock(&self.waiting);
@@ -131,13 +140,13 @@ impl SpareThreads {
     }
 
     /// Hands `core` to the reserved spare, which runs it.
-    pub(super) fn give(&self, reserved: Reserved, core: Box<Core>) {
+    pub(super) fn give(&self, reserved: Reserved<C>, core: C) {
         *lock(&reserved.0.state) = Mailbox::Core(core);
         reserved.0.changed.notify(usize::MAX);
     }
 
     /// The starter decided not to start the core: the spare waits on, listed again.
-    pub(super) fn withdraw(&self, reserved: Reserved) {
+    pub(super) fn withdraw(&self, reserved: Reserved<C>) {
         *lock(&reserved.0.state) = Mailbox::Waiting;
         lock(&self.waiting).push(reserved.0.clone());
         reserved.0.changed.notify(usize::MAX);

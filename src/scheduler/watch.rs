@@ -42,7 +42,6 @@ use std::time::Duration;
 use super::task::Runnable;
 use crate::identity::Activity;
 
-use super::dump::record_queued;
 use super::progress::ProgressSnapshot;
 use super::shared::Shared;
 use crate::sync::{Deadline, Worker};
@@ -92,7 +91,7 @@ impl Watch {
                 continue;
             }
             if let Some(runnable) = remote.lifo.take().map(Runnable::new) {
-                record_queued(shared, &runnable, Activity::Deque(me));
+                shared.record_queued(&runnable, Activity::Deque(me));
                 local.push(runnable);
                 shared.counters[me].rescues.incr();
             }

@@ -40,7 +40,6 @@ use super::task::{Runnable, TaskMeta};
 use crate::identity::{Activity, TaskInfo};
 
 use super::counters::CoreCounters;
-use super::dump::record_queued;
 use super::local::LocalHome;
 use super::local_turn::LocalTurn;
 use super::rand::FastRand;
@@ -400,7 +399,7 @@ impl Core {
     #[inline]
     fn push_task(&mut self, shared: &Shared, runnable: Runnable, woken_while_running: bool) -> bool {
         if woken_while_running {
-            record_queued(shared, &runnable, Activity::Deferred(self.index));
+            shared.record_queued(&runnable, Activity::Deferred(self.index));
             self.deferred_filled = true;
             if planted_bug!("lost_yield") {
                 drop(runnable);
@@ -410,10 +409,10 @@ impl Core {
             return true;
         }
         self.lifo_filled = true;
-        record_queued(shared, &runnable, Activity::Lifo(self.index));
+        shared.record_queued(&runnable, Activity::Lifo(self.index));
         match self.lifo.push(runnable.into_raw()).map(Runnable::new) {
             Some(previous) => {
-                record_queued(shared, &previous, Activity::Deque(self.index));
+                shared.record_queued(&previous, Activity::Deque(self.index));
                 self.local.push(previous);
                 true
             }
@@ -452,7 +451,7 @@ impl Core {
             // The slot had its turns: its task waits behind the deque like any other, and may
             // be stolen there, so it is announced unless it is the only one (popped just below).
             let behind_others = !self.local.is_empty();
-            record_queued(shared, &runnable, Activity::Deque(self.index));
+            shared.record_queued(&runnable, Activity::Deque(self.index));
             self.local.push(runnable);
             if behind_others {
                 self.notify_one(shared);
@@ -573,7 +572,7 @@ impl Core {
         let mut deferred = self.remote.deferred.lock();
         let any = !deferred.is_empty();
         for runnable in deferred.drain(..) {
-            record_queued(shared, &runnable, Activity::Deque(self.index));
+            shared.record_queued(&runnable, Activity::Deque(self.index));
             self.local.push(runnable);
         }
         any
