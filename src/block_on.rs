@@ -44,11 +44,11 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     crate::scheduler::hand_off_core();
     let location = std::panic::Location::caller();
     // The `tokio` feature: the caller holds a tokio context while it blocks, unless it has one.
-    #[cfg(all(feature = "tokio", not(loom)))]
-    return crate::interop::tokio::within_unless_entered(crate::interop::tokio::no_pool, || {
+    #[cfg(feature = "tokio")]
+    return crate::tokio_context::within_unless_entered(crate::tokio_context::no_pool, || {
         block_on_here(future, location)
     });
-    #[cfg(not(all(feature = "tokio", not(loom))))]
+    #[cfg(not(feature = "tokio"))]
     block_on_here(future, location)
 }
 

@@ -213,9 +213,9 @@ impl BlockingPool {
     /// A blocking thread's loop: jobs until none came for `keep_alive`.
     fn run(self: Arc<Self>) {
         // The `tokio` feature: a blocking thread belongs to no pool; it holds the context of the
-        // threads of no pool for its whole life (`interop/tokio.rs`).
+        // threads of no pool for its whole life (`tokio_context.rs`).
         #[cfg(feature = "tokio")]
-        let tokio = crate::interop::tokio::no_pool();
+        let tokio = crate::tokio_context::no_pool();
         #[cfg(feature = "tokio")]
         let _tokio = tokio.enter();
         let mut state = lock(&self.state);
@@ -257,7 +257,7 @@ impl BlockingPool {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::sync::{AtomicUsize, Ordering};

@@ -40,9 +40,9 @@ pub(crate) fn shared() -> &'static Shared {
 fn start(builder: Builder) -> Result<Pool, BuildError> {
     let config = builder.check(Env::from_process())?;
     // The `tokio` feature: the threads of no pool enter the global pool's tokio runtime.
-    #[cfg(all(feature = "tokio", not(loom)))]
+    #[cfg(feature = "tokio")]
     if let Some(handle) = &config.tokio_handle {
-        crate::interop::tokio::set_global(handle);
+        crate::tokio_context::set_global(handle);
     }
     Pool::start(config, PoolKind::Global)
 }

@@ -113,23 +113,37 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub, rust_2018_idioms)]
 
-// Layers, top to bottom. A module may import from its own layer and the layers below it; what
-// still imports upward is one loop of files, listed in `scripts/import-loops.allowed` (CI runs
-// `scripts/import-loops.rs`, which fails on any other loop and on files over 650 lines).
+// Layers, top to bottom. A module imports from its own layer and the layers below it, never
+// above (`scheduler/loom_hook.rs`, the loom models' window, names `Pool`); no file is in an
+// import loop with a file of another folder, and what still loops inside `scheduler/` is listed
+// in `scripts/import-loops.allowed` (CI runs `scripts/import-loops.rs`, which fails on any other
+// loop and on files over 650 lines).
 //
+// - Features: `http`, `signal`, `interop` (hyper, futures).
+// - I/O: `time`, `net` (none of them, nor `blocking`, in loom builds: `outside_loom!`).
 // - Front, what users call: `target` (where a spawn goes; `crew::spawn`), `global` (the global
 //   pool), `pool` (`Pool`), `local` (`spawn_local`, `spawn_pinned`), `spawner`, `block_on`,
-//   `block_in_place`, `yield_now`, `task` (the public face of tasks: the task `Builder` and
-//   re-exports), `scope`, `__private` (what the macros call); and on top of them the features:
-//   `http`, `signal`, `interop` (hyper, futures, tokio).
-// - Tasks: `join_set` (sets and groups), `join` and `abort` (a task's two handles), `policy`
-//   (panic policies), `escape`.
-// - I/O: `time`, `net`, `blocking` (the blocking pool).
-// - The scheduler: `scheduler/` (its own table in `scheduler/mod.rs`).
+//   `block_in_place`, `blocking` (the blocking pool), `yield_now`, `task` (the public face of
+//   tasks: the task `Builder` and re-exports), `join_set` (sets and groups), `scope`,
+//   `__private` (what the macros call).
+// - Tasks: `spawning` (how a task is made: its future's wrapper, its allocation, a pool's
+//   spawn) and `handle` (a task's join and abort handles, and what they receive).
+// - The scheduler: `scheduler/` (its own table in `scheduler/mod.rs`), including what its queues
+//   hold (`scheduler/task.rs`: a task's metadata and crew's `Runnable`).
 // - Observation, as data: `metrics`, `dump`, `report`; and `config` (the `Builder`'s values).
-// - Identity: `identity` (a task's id, name, location and metadata; crew's `Runnable`; the
-//   spawning code every pool shares).
-// - `sync`: every concurrency primitive, and the loom switch (`sync/mod.rs`).
+// - Identity: `identity` (a task's id, name, location, trace span and record, and what it tells
+//   at its end), `policy` (panic policies and payloads), `escape` (names as printed); none names
+//   a pool, a handle or a queue.
+// - At the bottom: `sync` (every concurrency primitive, and the loom switch: `sync/mod.rs`) and
+//   `tokio_context` (the `tokio` feature's runtime context, which every crew thread enters).
+
+/// Each item inside it, built outside loom only (`#[cfg(not(loom))]` on each): the one switch
+/// for the modules that loom builds leave out.
+macro_rules! outside_loom {
+    ($($item:item)*) => {
+        $( #[cfg(not(loom))] $item )*
+    };
+}
 
 /// What the expansions of `#[crew::main]` and `#[crew::test]` call: not a public interface.
 #[doc(hidden)]
@@ -137,37 +151,61 @@
 pub mod __private;
 mod block_in_place;
 mod block_on;
-#[cfg(not(loom))]
-mod blocking;
 pub mod config;
 mod dump;
 mod escape;
 mod global;
 mod handle;
-#[cfg(all(feature = "http", not(loom)))]
+#[cfg(feature = "http")]
 pub mod http;
 mod identity;
 mod interop;
 mod join_set;
 mod local;
 mod metrics;
-#[cfg(not(loom))]
-pub mod net;
 mod policy;
 mod pool;
 mod report;
 mod scheduler;
 mod scope;
-#[cfg(all(feature = "signal", unix, not(loom)))]
+#[cfg(all(feature = "signal", unix))]
 pub mod signal;
 mod spawner;
 mod spawning;
 mod sync;
 mod target;
 pub mod task;
-#[cfg(not(loom))]
-pub mod time;
+#[cfg(feature = "tokio")]
+mod tokio_context;
 mod yield_now;
+
+// The I/O layer, left out of loom builds: async-io, futures-lite and concurrent-queue do not
+// build under `--cfg loom` (`sync/mod.rs`).
+outside_loom! {
+    mod blocking;
+    pub mod net;
+    pub mod time;
+    pub use blocking::{spawn_blocking, spawn_blocking_with};
+
+    /// Async I/O traits and helpers for [`net`]'s sockets: futures-lite's `io` module
+    /// (`AsyncReadExt`, `AsyncWriteExt`, `AsyncBufReadExt`, `BufReader`, `copy`, ...), re-exported.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use crew::io::{AsyncReadExt, AsyncWriteExt};
+    ///
+    /// let (mut a, mut b) = crew::net::UnixStream::pair().unwrap();
+    /// crew::block_on(async {
+    ///     a.write_all(b"ok").await.unwrap();
+    ///     let mut got = String::new();
+    ///     drop(a);
+    ///     b.read_to_string(&mut got).await.unwrap();
+    ///     assert_eq!(got, "ok");
+    /// });
+    /// ```
+    pub use futures_lite::io;
+}
 
 /// Internals exposed to `loom-tests/` only: built under `--cfg loom`, never in normal builds.
 #[cfg(loom)]
@@ -176,8 +214,6 @@ pub use scheduler::loom_hook as __loom;
 
 pub use block_in_place::block_in_place;
 pub use block_on::block_on;
-#[cfg(not(loom))]
-pub use blocking::{spawn_blocking, spawn_blocking_with};
 pub use config::{BuildError, Builder};
 pub use dump::{QueuedIn, TaskDump, TaskSnapshot, TaskState};
 pub use global::{dump, metrics};
@@ -192,32 +228,12 @@ pub use spawner::Spawner;
 pub use target::{spawn, spawn_with};
 
 /// hyper 1.x on crew (the `hyper` feature): its executor, timer and I/O traits.
-#[cfg(all(feature = "hyper", not(loom)))]
+#[cfg(feature = "hyper")]
 pub use interop::hyper;
 
 #[cfg(feature = "macros")]
 pub use crew_macros::{main, test};
 pub use yield_now::{yield_now, YieldNow};
-
-/// Async I/O traits and helpers for [`net`]'s sockets: futures-lite's `io` module
-/// (`AsyncReadExt`, `AsyncWriteExt`, `AsyncBufReadExt`, `BufReader`, `copy`, ...), re-exported.
-///
-/// # Examples
-///
-/// ```
-/// use crew::io::{AsyncReadExt, AsyncWriteExt};
-///
-/// let (mut a, mut b) = crew::net::UnixStream::pair().unwrap();
-/// crew::block_on(async {
-///     a.write_all(b"ok").await.unwrap();
-///     let mut got = String::new();
-///     drop(a);
-///     b.read_to_string(&mut got).await.unwrap();
-///     assert_eq!(got, "ok");
-/// });
-/// ```
-#[cfg(not(loom))]
-pub use futures_lite::io;
 
 /// README.md's code blocks, compiled and run as doc tests: every block there stays true.
 #[cfg(doctest)]

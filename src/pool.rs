@@ -175,12 +175,12 @@ impl Pool {
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         let _entered = scheduler::enter_pool(&self.shared);
         // The `tokio` feature: this pool's tokio context, unless the thread has one.
-        #[cfg(all(feature = "tokio", not(loom)))]
-        return crate::interop::tokio::within_unless_entered(
-            || self.shared.tokio_handle().cloned().unwrap_or_else(crate::interop::tokio::own),
+        #[cfg(feature = "tokio")]
+        return crate::tokio_context::within_unless_entered(
+            || self.shared.tokio_handle().cloned().unwrap_or_else(crate::tokio_context::own),
             || crate::block_on(future),
         );
-        #[cfg(not(all(feature = "tokio", not(loom))))]
+        #[cfg(not(feature = "tokio"))]
         crate::block_on(future)
     }
 

@@ -83,7 +83,7 @@ pub struct Builder {
     on_slow_poll: Option<Hook>,
     task_dump: Option<bool>,
     spin_before_park: Option<Duration>,
-    #[cfg(all(feature = "tokio", not(loom)))]
+    #[cfg(feature = "tokio")]
     tokio_handle: Option<tokio::runtime::Handle>,
 }
 
@@ -110,9 +110,9 @@ pub(crate) struct Config {
     /// How long a searcher that found nothing sweeps again before it parks (zero under loom,
     /// which has no clock, and by default under miri).
     pub(crate) spin_before_park: Duration,
-    /// The tokio runtime whose context the pool's threads enter (`interop/tokio.rs`); `None`:
+    /// The tokio runtime whose context the pool's threads enter (`tokio_context.rs`); `None`:
     /// crew's own.
-    #[cfg(all(feature = "tokio", not(loom)))]
+    #[cfg(feature = "tokio")]
     pub(crate) tokio_handle: Option<tokio::runtime::Handle>,
 }
 
@@ -384,7 +384,7 @@ impl Builder {
     /// }));
     /// assert_eq!(slept, 1);
     /// ```
-    #[cfg(all(feature = "tokio", not(loom)))]
+    #[cfg(feature = "tokio")]
     pub fn tokio_handle(mut self, handle: tokio::runtime::Handle) -> Builder {
         self.tokio_handle = Some(handle);
         self
@@ -466,7 +466,7 @@ impl Builder {
             on_slow_poll: self.on_slow_poll,
             task_dump,
             spin_before_park: if cfg!(loom) { Duration::ZERO } else { spin_before_park },
-            #[cfg(all(feature = "tokio", not(loom)))]
+            #[cfg(feature = "tokio")]
             tokio_handle: self.tokio_handle,
         })
     }

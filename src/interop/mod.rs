@@ -7,7 +7,8 @@
 //! - `hyper`: hyper 1.x's `rt::Executor`, `rt::Timer`, `rt::Read` and `rt::Write`
 //!   (`hyper.rs`, public as `crew::hyper`).
 //! - `tokio`: a tokio runtime context on every thread that polls crew tasks, so that tokio's
-//!   crates run inside them (`tokio.rs`; [`Builder::tokio_handle`](crate::Builder::tokio_handle)).
+//!   crates run inside them (`tokio_context.rs` at the crate root, which the scheduler's
+//!   threads enter; [`Builder::tokio_handle`](crate::Builder::tokio_handle)).
 //!
 //! Invariants:
 //! - An implementation spawns through crew's own spawn paths only: the task gets an id, a
@@ -16,7 +17,5 @@
 
 #[cfg(feature = "futures")]
 mod futures;
-#[cfg(all(feature = "hyper", not(loom)))]
+#[cfg(feature = "hyper")]
 pub mod hyper;
-#[cfg(all(feature = "tokio", not(loom)))]
-pub(crate) mod tokio;

@@ -531,14 +531,8 @@ pub(crate) fn enter_block_on() -> Counted {
 
 // Local tasks being polled on this thread now: one, unless a local task's poll drives another
 // executor that polls local tasks of this thread (only `block_on`, which then does not drive
-// them). Read at every local poll: a `const` thread-local outside loom, whose
-// `thread_local!` has no const form (its threads share one OS thread).
-#[cfg(not(loom))]
-std::thread_local! {
-    static POLLING: Cell<usize> = const { Cell::new(0) };
-}
-#[cfg(loom)]
-loom::thread_local! {
+// them). Read at every local poll: a `const` thread-local outside loom (`sync::const_thread_local`).
+crate::sync::const_thread_local! {
     static POLLING: Cell<usize> = Cell::new(0);
 }
 

@@ -55,7 +55,7 @@ impl ProgressSnapshot {
     }
 
     /// True if the monitor reported this poll as slow.
-    #[cfg(all(test, not(loom)))]
+    #[cfg(test)]
     pub(super) fn reported(self) -> bool {
         self.0 & REPORTED != 0
     }
@@ -205,7 +205,7 @@ impl Progress {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
 mod tests {
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;

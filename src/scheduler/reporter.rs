@@ -40,9 +40,9 @@ fn run(shared: Arc<Shared>) {
     // `crew::spawn` in the hook targets this pool (see the module docs).
     let _entered = super::context::enter_pool(&shared);
     // The `tokio` feature: hooks run inside the pool's tokio context, as its tasks do.
-    #[cfg(all(feature = "tokio", not(loom)))]
-    let tokio = shared.config.tokio_handle.clone().unwrap_or_else(crate::interop::tokio::own);
-    #[cfg(all(feature = "tokio", not(loom)))]
+    #[cfg(feature = "tokio")]
+    let tokio = shared.config.tokio_handle.clone().unwrap_or_else(crate::tokio_context::own);
+    #[cfg(feature = "tokio")]
     let _tokio = tokio.enter();
     loop {
         // The shutdown is looked at before each call: nothing is delivered after it began.
@@ -64,7 +64,7 @@ fn run(shared: Arc<Shared>) {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
 mod tests {
     #[test]
     fn the_documented_capacity_is_the_queues() {

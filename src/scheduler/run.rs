@@ -55,9 +55,9 @@ fn prepare_fences_off_path() {
 /// (`spare_threads.rs`).
 fn run(shared: Arc<Shared>, core: Box<Core>) {
     // The `tokio` feature: this thread holds a tokio context for its whole life.
-    #[cfg(all(feature = "tokio", not(loom)))]
-    let tokio = shared.config.tokio_handle.clone().unwrap_or_else(crate::interop::tokio::own);
-    #[cfg(all(feature = "tokio", not(loom)))]
+    #[cfg(feature = "tokio")]
+    let tokio = shared.config.tokio_handle.clone().unwrap_or_else(crate::tokio_context::own);
+    #[cfg(feature = "tokio")]
     let _tokio = tokio.enter();
     // The worker number this thread is named for (`start_worker_if`): the cores it may run.
     let named = shared.worker_number(core.index);

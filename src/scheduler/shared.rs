@@ -250,7 +250,7 @@ impl Shared {
     }
 
     /// The tokio runtime this pool's threads enter (`None`: crew's own; the `tokio` feature).
-    #[cfg(all(feature = "tokio", not(loom)))]
+    #[cfg(feature = "tokio")]
     pub(crate) fn tokio_handle(&self) -> Option<&tokio::runtime::Handle> {
         self.config.tokio_handle.as_ref()
     }

@@ -200,7 +200,7 @@ impl Shared {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
 mod tests {
     use crate::sync::lock;
 

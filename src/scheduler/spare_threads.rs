@@ -48,8 +48,10 @@ struct Spare<C> {
     changed: Event,
 }
 
+#[derive(Default)]
 enum Mailbox<C> {
     /// Waiting for a core.
+    #[default]
     Waiting,
     /// A starter took this spare and decides (its `go`): the spare waits for the outcome.
     Reserved,
@@ -62,12 +64,6 @@ enum Mailbox<C> {
 /// A spare a starter took out of the list and reserved: [`SpareThreads::give`] or
 /// [`SpareThreads::withdraw`] it.
 pub(super) struct Reserved<C>(Arc<Spare<C>>);
-
-impl<C> Default for Mailbox<C> {
-    fn default() -> Mailbox<C> {
-        Mailbox::Waiting
-    }
-}
 
 impl<C> std::fmt::Debug for SpareThreads<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -742,7 +742,7 @@ fn injector_share(len: usize, workers: usize) -> usize {
     (len / workers + 1).clamp(MIN_INJECTOR_BATCH, MAX_INJECTOR_BATCH)
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
 mod tests {
     use super::*;
 

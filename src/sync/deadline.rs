@@ -78,7 +78,7 @@ pub(crate) fn wait_until(listener: EventListener, deadline: &Deadline) -> bool {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
 mod tests {
     use super::*;
 

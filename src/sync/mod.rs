@@ -25,34 +25,52 @@
 //!
 //! # The `cfg(loom)` left outside this module, and why
 //!
-//! - `lib.rs`: `time`, `net`, `blocking` and `io` are left out of loom builds, and
-//!   `crew::__loom` (`scheduler/loom_hook.rs`) is in them only: async-io, futures-lite and
-//!   concurrent-queue do not build under `--cfg loom`, and the hook is the models' window.
-//! - `config/mod.rs`: `drive_reactor` and the monitor thread are always off under loom (no
-//!   reactor, no clock), and loom pools get no spare cores unless a model asks for them (each
-//!   would be one more queue for every model to scan). `identity/mod.rs` re-exports `TaskFuture`
-//!   only outside loom, for the blocking pool.
+//! Fifteen `cfg` switches (and five `cfg!` tests) stand outside this module, each here:
+//! - `lib.rs` (2): `outside_loom!`, the one switch for the I/O layer (`time`, `net`,
+//!   `blocking`, `io`), which async-io, futures-lite and concurrent-queue keep out of loom
+//!   builds; and `crew::__loom` (`scheduler/loom_hook.rs`), the models' window, in them only.
+//!   The features that need tokio or hyper (`tokio`, `hyper`, `http`, `signal`; `tokio_context.rs`) and crew's
+//!   unit tests need no switch: a loom build with them fails at once (`compile_error!` below).
+//! - `identity/mod.rs` (1): `Kind` is re-exported for the blocking pool only, outside loom.
+//! - `pool.rs` (1): the blocking pool's metrics are filled in outside loom only (loom builds
+//!   have no blocking pool).
+//! - `scheduler/mod.rs` (2) declares `reactor` (the worker loop inside `async_io::block_on`)
+//!   only outside loom, and `loom_hook` only under it; `scheduler/run.rs` (2) calls the reactor
+//!   loop only outside loom, and registers no `membarrier` ahead of time under loom or miri
+//!   (fence mode there);
+//!   `scheduler/reactor_turn.rs` and `Sleepers::take_or_listen` allow dead code under loom,
+//!   since only that loop uses them.
+//! - `scheduler/sleep/mod.rs` (4): `Sleepers::is_parked`, `watcher`, `notify_one` and
+//!   `notify_private` are built for tests and loom only: the checks the models and unit tests
+//!   read, and the uncounted forms of what the workers call (`notify_one_from`).
+//! - `scheduler/task.rs` and `scheduler/registry.rs` (1 each) assert their types' sizes outside
+//!   loom only (loom's atomics and `Arc` differ in size).
+//! - `cfg!(loom)` in `config/mod.rs`: `drive_reactor` and the monitor thread are always off
+//!   under loom (no reactor, no clock), no spin before a park, and loom pools get no spare
+//!   cores unless a model asks for them (each would be one more queue for every model to scan);
+//!   in `scheduler/context.rs`, `shard_hint` is constant off the workers under loom (a model's
+//!   runs must make the same steps).
+//!
+//! Types that stay `std`'s under loom, and why:
 //! - `identity/info.rs`: task ids come from a plain `std` atomic, not loom's: a counter whose only
 //!   property is uniqueness, outside every protocol the models check (loom's atomics cannot be
 //!   `static` either).
-//! - `scheduler/mod.rs` declares `reactor` (the worker loop inside `async_io::block_on`) only
-//!   outside loom, and `scheduler/run.rs` calls it only there; `scheduler/reactor_turn.rs` and
-//!   `Sleepers::take_or_listen` allow dead code under loom, since only that loop uses them.
 //! - `counter.rs`: statistics counters are plain `std` atomics under loom too: no protocol reads
 //!   them (see its docs).
-//! - `join.rs` and `abort.rs`: a join handle's `Mutex` and the `Aborter` shared with abort
-//!   handles are `std`'s (and `Arc` is `std`'s, which `std::task::Wake` and `dyn` coercion
-//!   need): they are locked only by abort handles and `is_finished`, outside every scheduling
-//!   protocol, and a join handle's polls reach its task with `get_mut`, with no lock. Likewise
-//!   `join_set.rs`'s set state, its queues and its waiters' event (crossbeam-queue's, and
-//!   event-listener's own `Event`, awaited as a future, which the facade's loom event is not),
-//!   its `Arc` (a member's abort handle is a `dyn` of it) and its id counter: a set's lock is
-//!   taken by its own calls (and by a member's end hook in a `TaskGroup`, or once a member was
-//!   taken out early), never inside a scheduling step; the loom models spawn no sets. And
-//!   `scope/`'s slots and list of slots (`std` mutexes, each handed a task's end, outside
-//!   every scheduling step) and the `Arc`s that hold them and the count (the `dyn` coercion
-//!   needs `std`'s); the count itself (`scope/count.rs`) is loom's, and
-//!   `loom-tests/tests/scope_count.rs` checks it.
+//! - `handle/join.rs` and `handle/abort.rs`: a join handle's `Mutex` and the `Aborter` shared
+//!   with abort handles are `std`'s (and `Arc` is `std`'s, which `std::task::Wake` and `dyn`
+//!   coercion need): they are locked only by abort handles and `is_finished`, outside every
+//!   scheduling protocol, and a join handle's polls reach its task with `get_mut`, with no
+//!   lock. Likewise `join_set/`'s set state, its queues and its waiters' event
+//!   (crossbeam-queue's, and event-listener's own `Event`, awaited as a future, which the
+//!   facade's loom event is not), its `Arc` (a member's abort handle is a `dyn` of it) and its id
+//!   counter: a set's lock is taken by its own calls (and by a member's end hook in a
+//!   `TaskGroup`, or once a member was taken out early), never inside a scheduling step; the
+//!   loom models spawn no sets. And `scope/`'s slots and list of slots (`std` mutexes, each
+//!   handed a task's end, outside every scheduling step) and the `Arc`s that hold them and the
+//!   count (the `dyn` coercion needs `std`'s); the count itself (`scope/count.rs`) is loom's,
+//!   and `loom-tests/tests/scope_count.rs` checks it. `scheduler/task.rs`'s deferred end is a
+//!   `std` `Arc` for the same coercion.
 //! - `scheduler/context.rs`: `PRIVATE_POOLS` is a plain `std` atomic (loom's cannot be `static`),
 //!   a flag that only goes from false to true before any thread could read it as true (see
 //!   `note_private_pool`); and `shard_hint`'s per-thread counter is a `std::thread_local!` `Cell`,
@@ -60,19 +78,7 @@
 //! - `scheduler/local.rs`: `block_on`'s waker's `woken` flag is a `std` atomic (the waker
 //!   reaches other threads through async-task's atomics, which loom cannot see; the parker's
 //!   lock, loom's, orders it with the park); and `POLLING`, read at every local task's poll, is
-//!   a `const` `std::thread_local!` outside loom, loom's (which has no const form) under it.
-//! - The `tokio` feature's runtime context (`interop/tokio.rs`) is left out of loom builds (tokio
-//!   does not build under loom), and so is each site that enters it or holds its handle:
-//!   `config/mod.rs` (`Builder::tokio_handle`), `pool.rs`, `global.rs`, `block_on.rs`,
-//!   `scheduler/run.rs`, `scheduler/shared.rs`, `scheduler/reporter.rs`. `pool.rs` fills in the
-//!   blocking pool's metrics outside loom only (loom builds have no blocking pool), and
-//!   `scheduler/registry.rs` asserts its entry's size outside loom only (loom's types differ).
-//! - Unit tests that need real threads or time are `cfg(all(test, not(loom)))`: `blocking.rs`,
-//!   `scheduler/progress.rs`, `scheduler/reporter.rs`, `scheduler/shutdown.rs`,
-//!   `scheduler/worker.rs`.
-//! - `Sleepers::is_parked` and `Sleepers::watcher` are built for tests and loom only: they are
-//!   the checks the models and unit tests read; so are `Sleepers::notify_one` and
-//!   `notify_private`, which the workers call through their counted forms (`notify_one_from`).
+//!   a [`const_thread_local`] (`const` outside loom, loom's under it).
 
 // `AtomicU8` is `net`'s (its read hint), which loom builds leave out, so loom's list lacks it.
 #[cfg(not(loom))]
@@ -126,6 +132,31 @@ mod slot;
 pub(crate) use slot::{Slot, SlotOwner};
 
 pub(crate) use crew_slot::asymmetric;
+
+/// A `thread_local!` whose initializer is `const` outside loom (no lazy-init check on each
+/// access: for a thread-local read at every poll), loom's own under loom, which has no `const`
+/// form (its threads share one OS thread).
+#[cfg(not(loom))]
+macro_rules! const_thread_local {
+    ($(#[$meta:meta])* static $name:ident: $ty:ty = $init:expr;) => {
+        std::thread_local! { $(#[$meta])* static $name: $ty = const { $init }; }
+    };
+}
+#[cfg(loom)]
+macro_rules! const_thread_local {
+    ($(#[$meta:meta])* static $name:ident: $ty:ty = $init:expr;) => {
+        loom::thread_local! { $(#[$meta])* static $name: $ty = $init; }
+    };
+}
+pub(crate) use const_thread_local;
+
+// The features that need tokio or hyper do not build under loom (tokio has its own
+// `cfg(loom)`), and crew's unit tests need real threads and time: the models are in
+// `loom-tests/`. So neither needs a loom switch of its own.
+#[cfg(all(loom, any(feature = "tokio", feature = "hyper", feature = "http", feature = "signal")))]
+compile_error!("crew's tokio, hyper, http and signal features do not build under `--cfg loom`");
+#[cfg(all(loom, test))]
+compile_error!("crew's unit tests do not run under `--cfg loom`: the loom models are in loom-tests/");
 
 /// `normal` in a normal build, `shrunk` under loom: a size or interval that loom's models must
 /// reach in few steps.
