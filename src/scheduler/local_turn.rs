@@ -47,7 +47,7 @@ pub(super) struct LocalTurn {
 impl LocalTurn {
     /// The rest of the turn of core `index`, whose poll number `polls` is under way, its picks'
     /// counts `turn`.
-    pub(super) fn new(index: usize, polls: usize, turn: TurnCounts) -> LocalTurn {
+    fn new(index: usize, polls: usize, turn: TurnCounts) -> LocalTurn {
         LocalTurn { index, polls, turn }
     }
 
@@ -58,11 +58,12 @@ impl LocalTurn {
     /// the loop finds it gone.
     pub(super) fn run_rest(shared: &Shared, budget: u32) -> (u32, Option<Flagged>) {
         // `None`: the poll handed the core off.
-        let Some(turn) = context::with_core(|_, core| core.local_turn_rest()) else {
+        let Some((index, polls, turn)) = context::with_core(|_, core| core.local_turn_rest()) else {
             return (0, None);
         };
         // The turn began with a local task, so this thread has a home (were there none, the
         // loop's `finish_poll` would end the poll, still the core's own).
+        let turn = LocalTurn::new(index, polls, turn);
         local::with_queue(|queue| turn.run_on(shared, &queue, budget)).unwrap_or((0, None))
     }
 

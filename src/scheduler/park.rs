@@ -16,7 +16,7 @@
 use super::task::Runnable;
 
 use super::shared::{Queued, Shared};
-use super::watch::Watch;
+use super::watch::{rescue, start_term};
 use super::worker::Core;
 use crate::identity::Activity;
 use crate::sync::{fence, planted_bug, Ordering};
@@ -81,7 +81,7 @@ impl Core {
                 Queued::Nothing => owner_at_work,
             };
             if watch && !planted_bug!("no_watch") && shared.sleepers.try_become_watcher(self.index) {
-                self.watch = Some(Watch::start(shared));
+                self.watch = Some(start_term(shared));
             }
         } else if self.has_home() || shared.pinned_used() {
             // Pairs with the fence of a push onto this thread's local tasks or this core's
@@ -105,7 +105,7 @@ impl Core {
     /// if it watches), then resumes.
     fn wait_and_resume(&mut self, shared: &Shared) {
         match &self.watch {
-            Some(watch) => shared.sleepers.park_until(self.index, watch.deadline()),
+            Some(watch) => shared.sleepers.park_until(self.index, &watch.deadline),
             None => shared.sleepers.park(self.index),
         }
         self.resume_after_wake(shared);
@@ -122,7 +122,7 @@ impl Core {
         self.spin_armed = false;
         if let Some(watch) = self.watch.take() {
             if self.searching {
-                self.watch_next = watch.rescue(shared, self.index, &self.local);
+                self.watch_next = rescue(watch, shared, self.index, &self.local);
             }
         }
     }

@@ -27,7 +27,7 @@
 //!   until the core given up is [`Progress::reset`].
 //! - The owner never reads the clock for this: the monitor does, at each of its samples.
 
-use crate::sync::{asymmetric, AtomicUsize, Ordering};
+use crate::sync::{asymmetric, AtomicUsize, Deadline, Ordering};
 
 /// Set while the owner is inside a poll (in the word).
 const IN_POLL: usize = 1;
@@ -43,6 +43,16 @@ const REQUEST: usize = 1 << 3;
 const MARKS: usize = REPORTED | TAKEN;
 /// One poll begun (in the word).
 const ONE_POLL: usize = 1 << 3;
+
+/// One term of the watcher role (`watch.rs`): when it ends, and each core's progress when it
+/// began. A worker's `Core` holds it while the worker watches.
+#[derive(Debug)]
+pub(super) struct Watch {
+    /// When the watcher wakes itself to look again.
+    pub(super) deadline: Deadline,
+    /// Each core's progress when the term began.
+    pub(super) progress: Box<[ProgressSnapshot]>,
+}
 
 /// A value of a core's progress: its word, and the marks in its flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -155,7 +155,7 @@ impl Core {
                 park.watch_timer = self
                     .watch
                     .as_ref()
-                    .map(|watch| watch.deadline().instant().map_or_else(async_io::Timer::never, async_io::Timer::at));
+                    .map(|watch| watch.deadline.instant().map_or_else(async_io::Timer::never, async_io::Timer::at));
             }
         }
     }

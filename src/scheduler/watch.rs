@@ -42,7 +42,7 @@ use std::time::Duration;
 use super::task::Runnable;
 use crate::identity::Activity;
 
-use super::progress::ProgressSnapshot;
+use super::progress::Watch;
 use super::shared::Shared;
 use crate::sync::{Deadline, Worker};
 
@@ -50,52 +50,38 @@ use crate::sync::{Deadline, Worker};
 /// it takes the task.
 pub(super) const WATCH_INTERVAL: Duration = Duration::from_micros(250);
 
-/// One term of the watcher role: when it ends and each core's progress when it began.
-#[derive(Debug)]
-pub(super) struct Watch {
-    deadline: Deadline,
-    progress: Box<[ProgressSnapshot]>,
+/// Starts a term of the watcher role now (`Core::watch`).
+pub(super) fn start_term(shared: &Shared) -> Watch {
+    Watch {
+        deadline: Deadline::after(WATCH_INTERVAL),
+        progress: shared.remotes[..shared.active_slots()].iter().map(|remote| remote.progress.load()).collect(),
+    }
 }
 
-impl Watch {
-    /// Starts a term now.
-    pub(super) fn start(shared: &Shared) -> Watch {
-        Watch {
-            deadline: Deadline::after(WATCH_INTERVAL),
-            progress: shared.remotes[..shared.active_slots()].iter().map(|remote| remote.progress.load()).collect(),
+/// After the watcher woke: if the interval is over, moves into `local` the LIFO task of every
+/// other core that began no poll since the term began. Returns whether an owner was at work
+/// meanwhile (some other core began or ended a poll, or a push woke the watcher early): then
+/// the watcher takes the role again when it next parks with nothing to do.
+pub(super) fn rescue(term: Watch, shared: &Shared, me: usize, local: &Worker<Runnable>) -> bool {
+    if !term.deadline.has_passed() {
+        // Woken early (by a notify): the owners had less than an interval.
+        return true;
+    }
+    let mut at_work = false;
+    // A core a takeover handed out during the term is not in `progress`: the next term's.
+    for (index, remote) in shared.remotes[..term.progress.len()].iter().enumerate() {
+        if index == me || !shared.is_active(index) {
+            continue;
+        }
+        if !remote.progress.load().same_as(term.progress[index]) {
+            at_work = true;
+            continue;
+        }
+        if let Some(runnable) = remote.lifo.take().map(Runnable::new) {
+            shared.record_queued(&runnable, Activity::Deque(me));
+            local.push(runnable);
+            shared.counters[me].rescues.incr();
         }
     }
-
-    /// When the watcher wakes itself to look again.
-    pub(super) fn deadline(&self) -> &Deadline {
-        &self.deadline
-    }
-
-    /// After the watcher woke: if the interval is over, moves into `local` the LIFO task of every
-    /// other core that began no poll since the term began. Returns whether an owner was at work
-    /// meanwhile (some other core began or ended a poll, or a push woke the watcher early): then
-    /// the watcher takes the role again when it next parks with nothing to do.
-    pub(super) fn rescue(self, shared: &Shared, me: usize, local: &Worker<Runnable>) -> bool {
-        if !self.deadline.has_passed() {
-            // Woken early (by a notify): the owners had less than an interval.
-            return true;
-        }
-        let mut at_work = false;
-        // A core a takeover handed out during the term is not in `progress`: the next term's.
-        for (index, remote) in shared.remotes[..self.progress.len()].iter().enumerate() {
-            if index == me || !shared.is_active(index) {
-                continue;
-            }
-            if !remote.progress.load().same_as(self.progress[index]) {
-                at_work = true;
-                continue;
-            }
-            if let Some(runnable) = remote.lifo.take().map(Runnable::new) {
-                shared.record_queued(&runnable, Activity::Deque(me));
-                local.push(runnable);
-                shared.counters[me].rescues.incr();
-            }
-        }
-        at_work
-    }
+    at_work
 }

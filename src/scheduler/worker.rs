@@ -41,13 +41,12 @@ use crate::identity::{Activity, TaskInfo};
 
 use super::counters::CoreCounters;
 use super::local::LocalHome;
-use super::local_turn::LocalTurn;
+use super::progress::Watch;
 use super::rand::FastRand;
 use super::reactor_turn::ReactorTurn;
 use super::remote::Remote;
 use super::shared::Shared;
 use super::sleep::WakeSource;
-use super::watch::Watch;
 use crate::sync::{lock, planted_bug, retry, shrunk_under_loom, Arc, CachePadded, SlotOwner, Worker};
 
 /// Every this many ticks, a worker takes a task from the injector before its own queue.
@@ -311,9 +310,10 @@ impl Core {
         self.turn.in_local_turn() && !self.poll_hooks
     }
 
-    /// The rest of the turn of local tasks under way (see `local_turn_goes_on`).
-    pub(super) fn local_turn_rest(&self) -> LocalTurn {
-        LocalTurn::new(self.index, self.polls, self.turn)
+    /// The rest of the turn of local tasks under way (see `local_turn_goes_on`), for
+    /// `local_turn.rs`: this core's index, its poll under way, and its picks' counts.
+    pub(super) fn local_turn_rest(&self) -> (usize, usize, TurnCounts) {
+        (self.index, self.polls, self.turn)
     }
 
     /// A turn of local tasks run outside the borrow ended (`local_turn.rs`), its last poll ended
