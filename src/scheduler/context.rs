@@ -19,7 +19,7 @@
 use std::cell::{Cell, RefCell};
 use std::hash::{BuildHasher, Hasher};
 
-use super::task::Runnable;
+use super::shared::Runnable;
 
 use super::local::LocalHome;
 use super::registry::{Registry, SPAWN_RUN};

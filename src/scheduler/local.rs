@@ -47,7 +47,7 @@ use async_task::{Schedule, ScheduleInfo, WithInfo};
 use super::context;
 use super::registry::Registration;
 use super::shared::Shared;
-use super::task::{RawRunnable, Runnable, TaskMeta};
+use super::shared::{RawRunnable, Runnable, TaskMeta};
 use crate::identity::{Activity, OnTaskEnd, TaskId, TaskInfo};
 use crate::sync::thread::LocalKey;
 use crate::sync::{fence, lock, thread_local, Arc, AtomicBool, AtomicUsize, Mutex, Ordering, Parker};

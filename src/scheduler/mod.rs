@@ -135,4 +135,4 @@ pub(crate) use local::{drive as drive_local, enter_block_on, spawn as spawn_loca
 pub(crate) use registry::Registration;
 pub(crate) use schedule::{schedule_private, Pinned};
 pub(crate) use shared::{PoolKind, Shared};
-pub(crate) use task::{RawRunnable, Runnable, TaskMeta};
+pub(crate) use shared::{RawRunnable, Runnable, TaskMeta};

@@ -36,8 +36,8 @@ use std::time::{Duration, Instant};
 
 use super::progress::ProgressSnapshot;
 use super::remote::CurrentPoll;
+use super::shared::Runnable;
 use super::shared::Shared;
-use super::task::Runnable;
 use crate::identity::Activity;
 use crate::report::{SlowPoll, SlowPollKind};
 use crate::sync::{asymmetric, fence, lock, thread, wait_until, Arc, Deadline, Listener, Ordering};

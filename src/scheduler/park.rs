@@ -13,7 +13,7 @@
 //! - The blocking loop waits here (`next_task`); the loop inside the reactor shares
 //!   `prepare_park` and `resume_after_wake` and waits by polling (`reactor.rs`).
 
-use super::task::Runnable;
+use super::shared::Runnable;
 
 use super::shared::{Queued, Shared};
 use super::watch::{rescue, start_term};

@@ -17,8 +17,8 @@
 //!   injector. So every task sent here runs or is dropped once, as any other.
 
 use super::schedule::Pinned;
+use super::shared::Runnable;
 use super::shared::Shared;
-use super::task::Runnable;
 use super::worker::Core;
 use crate::sync::{fence, lock, planted_bug, Ordering};
 

@@ -20,7 +20,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::task::Runnable;
+use super::shared::Runnable;
 
 use super::context;
 use super::local_turn::LocalTurn;

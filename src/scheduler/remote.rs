@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use super::local::LocalHome;
 use super::progress::Progress;
-use super::task::{Runnable, TaskMeta};
+use super::shared::{Runnable, TaskMeta};
 use crate::identity::TaskInfo;
 use crate::sync::{lock, Arc, AtomicBool, AtomicUsize, Mutex, MutexGuard, SingleWriterCounter, Slot};
 

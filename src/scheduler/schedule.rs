@@ -13,7 +13,7 @@ use async_task::{Schedule, ScheduleInfo, WithInfo};
 
 use super::context;
 use super::shared::Shared;
-use super::task::{RawRunnable, Runnable, TaskMeta};
+use super::shared::{RawRunnable, Runnable, TaskMeta};
 use crate::sync::Arc;
 
 /// Where a `spawn_pinned` task's first run goes: the inbox of core `.0` (see `pinned.rs`).

@@ -19,7 +19,7 @@
 //!   as a last resort, the older half of another worker's deferred list. It never touches
 //!   another core's LIFO slot: that is the watcher's (`watch.rs`).
 
-use super::task::Runnable;
+use super::shared::Runnable;
 
 use super::shared::Shared;
 use super::worker::Core;

@@ -19,7 +19,7 @@
 
 use std::fmt;
 
-use super::task::Runnable;
+use super::task;
 use crate::identity::Activity;
 
 use super::context;
@@ -36,6 +36,13 @@ use crate::sync::{
     fence, lock, planted_bug, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex, Ordering,
     SharedCounter, Stealer, Worker,
 };
+
+/// What this scheduler's queues hold (`task.rs`): a task of a pool of [`Shared`].
+pub(crate) type Runnable = task::Runnable<Shared>;
+/// async-task's `Runnable` of such a task.
+pub(crate) type RawRunnable = task::RawRunnable<Shared>;
+/// The metadata of such a task.
+pub(crate) type TaskMeta = task::TaskMeta<Shared>;
 
 /// Which pool a [`Shared`] is: the global one, never dropped, or a private one, whose live tasks
 /// are registered so that dropping it drops them.

@@ -14,8 +14,8 @@
 //!   other tasks or take locks that a waker's caller holds.
 
 use super::context;
+use super::shared::Runnable;
 use super::shared::Shared;
-use super::task::Runnable;
 use super::worker::Core;
 use crate::sync::{fence, is_finished, lock, planted_bug, retry, thread, wait_until, Deadline, Listener, Ordering};
 

@@ -52,41 +52,41 @@
 
 use std::fmt;
 
-use super::Shared;
 use crate::identity::{DeferredEnd, TaskInfo};
 use crate::sync;
 use std::sync::Arc;
 
-/// async-task's metadata: the task's identity and, for a private pool's task, its pool (see
+/// async-task's metadata: the task's identity and, for a private pool's task, its pool `P`
+/// (the scheduler's `Shared`: `shared.rs` names the types it queues; see
 /// "The metadata" in the module docs). Not `Clone`: copies of the identity (the dump's, the reports') take
 /// the [`TaskInfo`] alone, so that none keeps a pool alive.
-pub(crate) struct TaskMeta {
+pub(crate) struct TaskMeta<P> {
     info: TaskInfo,
     /// The private pool the task belongs to, which its schedule function reaches through this
     /// (it captures nothing); `None` on the global pool, whose schedule function names it, and
     /// on the blocking pool.
-    pool: Option<sync::Arc<Shared>>,
+    pool: Option<sync::Arc<P>>,
 }
 
 // `TaskMeta`'s size (see "The metadata" in the module docs).
 #[cfg(all(target_pointer_width = "64", not(loom)))]
-const _: () = assert!(std::mem::size_of::<TaskMeta>() == 32);
+const _: () = assert!(std::mem::size_of::<TaskMeta<()>>() == 32);
 
-impl std::fmt::Debug for TaskMeta {
+impl<P> std::fmt::Debug for TaskMeta<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The identity only: the pool's state is not the task's to print.
         self.info.fmt(f)
     }
 }
 
-impl TaskMeta {
+impl<P> TaskMeta<P> {
     /// The metadata of the task `info`, of the private pool `pool` if any.
-    pub(crate) fn new(info: TaskInfo, pool: Option<sync::Arc<Shared>>) -> TaskMeta {
+    pub(crate) fn new(info: TaskInfo, pool: Option<sync::Arc<P>>) -> TaskMeta<P> {
         TaskMeta { info, pool }
     }
 
     /// This metadata, whose task tells `end` once its `Runnable` is gone ([`Runnable`]).
-    pub(crate) fn with_deferred_end(self, end: Arc<dyn DeferredEnd>) -> TaskMeta {
+    pub(crate) fn with_deferred_end(self, end: Arc<dyn DeferredEnd>) -> TaskMeta<P> {
         TaskMeta { info: self.info.with_deferred_end(end), pool: self.pool }
     }
 
@@ -98,26 +98,26 @@ impl TaskMeta {
 
     /// The private pool the task belongs to, if any.
     #[inline]
-    pub(crate) fn pool(&self) -> Option<&sync::Arc<Shared>> {
+    pub(crate) fn pool(&self) -> Option<&sync::Arc<P>> {
         self.pool.as_ref()
     }
 }
 
 /// async-task's `Runnable` of a crew task.
-pub(crate) type RawRunnable = async_task::Runnable<TaskMeta>;
+pub(crate) type RawRunnable<P> = async_task::Runnable<TaskMeta<P>>;
 
 /// A crew task's `Runnable` (see the module docs). `None` only once run or converted.
-pub(crate) struct Runnable(Option<RawRunnable>);
+pub(crate) struct Runnable<P>(Option<RawRunnable<P>>);
 
-impl Runnable {
+impl<P> Runnable<P> {
     /// Wraps async-task's `Runnable`, as every schedule function does first.
     #[inline(always)]
-    pub(crate) fn new(raw: RawRunnable) -> Runnable {
+    pub(crate) fn new(raw: RawRunnable<P>) -> Runnable<P> {
         Runnable(Some(raw))
     }
 
     #[inline(always)]
-    fn raw(&self) -> &RawRunnable {
+    fn raw(&self) -> &RawRunnable<P> {
         match &self.0 {
             Some(raw) => raw,
             None => unreachable!("a Runnable is consumed by value"),
@@ -125,7 +125,7 @@ impl Runnable {
     }
 
     #[inline(always)]
-    fn take(&mut self) -> RawRunnable {
+    fn take(&mut self) -> RawRunnable<P> {
         match self.0.take() {
             Some(raw) => raw,
             None => unreachable!("a Runnable is consumed by value"),
@@ -134,7 +134,7 @@ impl Runnable {
 
     /// The task's metadata.
     #[inline(always)]
-    pub(crate) fn metadata(&self) -> &TaskMeta {
+    pub(crate) fn metadata(&self) -> &TaskMeta<P> {
         self.raw().metadata()
     }
 
@@ -163,7 +163,7 @@ impl Runnable {
     /// async-task's `Runnable`, for a container that stores it as a pointer (crew-slot's
     /// slot), which gives it back through [`Runnable::new`].
     #[inline(always)]
-    pub(crate) fn into_raw(mut self) -> RawRunnable {
+    pub(crate) fn into_raw(mut self) -> RawRunnable<P> {
         self.take()
     }
 }
@@ -171,7 +171,7 @@ impl Runnable {
 /// `run` for a task with a deferred end, out of the common path.
 #[cold]
 #[inline(never)]
-fn run_then_tell(raw: RawRunnable, end: Arc<dyn DeferredEnd>) -> bool {
+fn run_then_tell<P>(raw: RawRunnable<P>, end: Arc<dyn DeferredEnd>) -> bool {
     let _tell = Tell(end);
     raw.run()
 }
@@ -186,7 +186,7 @@ impl Drop for Tell {
     }
 }
 
-impl Drop for Runnable {
+impl<P> Drop for Runnable<P> {
     #[inline]
     fn drop(&mut self) {
         if let Some(raw) = self.0.take() {
@@ -201,12 +201,12 @@ impl Drop for Runnable {
 /// A drop of a task with a deferred end, out of the common path.
 #[cold]
 #[inline(never)]
-fn drop_then_tell(raw: RawRunnable, end: Arc<dyn DeferredEnd>) {
+fn drop_then_tell<P>(raw: RawRunnable<P>, end: Arc<dyn DeferredEnd>) {
     let _tell = Tell(end);
     drop(raw);
 }
 
-impl fmt::Debug for Runnable {
+impl<P> fmt::Debug for Runnable<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
             Some(raw) => raw.fmt(f),

@@ -39,7 +39,7 @@
 
 use std::time::Duration;
 
-use super::task::Runnable;
+use super::shared::Runnable;
 use crate::identity::Activity;
 
 use super::progress::Watch;

@@ -36,7 +36,7 @@
 //! - Every task that enters a deque or a deferred list is announced with `notify_one`, unless its
 //!   worker pops it at once; every push into the LIFO slot with `notify_private`.
 
-use super::task::{Runnable, TaskMeta};
+use super::shared::{Runnable, TaskMeta};
 use crate::identity::{Activity, TaskInfo};
 
 use super::counters::CoreCounters;
