@@ -66,8 +66,7 @@
 //!
 //! | file | concept |
 //! |---|---|
-//! | `shared.rs` | a pool's shared state ([`Shared`]) and [`Shared::schedule`] |
-//! | `remote.rs` | the part of a core others touch: LIFO slot, deferred list, progress word |
+//! | `shared.rs` | a pool's shared state ([`Shared`]), each core's part others touch (`Remote`: LIFO slot, deferred list, progress word), and [`Shared::schedule`] |
 //! | `worker.rs` | a worker's own state (`Core`), pushing onto it, its pick order, running a task |
 //! | `search.rs` | stealing from other workers and the injector |
 //! | `rand.rs` | the generator that picks steal victims |
@@ -90,7 +89,9 @@
 //! | `counters.rs` | what a pool counts about itself (per core, owner-written) |
 //! | `snapshot.rs` | reading those counters into a `Metrics` snapshot |
 //! | `dump.rs` | the task dump: the registry's recorded tasks and their states |
-//! | `local.rs` | local (`!Send`) tasks: a thread's own queue, its wakes, `block_on`'s and a former worker's loops |
+//! | `local.rs` | local (`!Send`) tasks: a thread's own queue (`LocalHome`) and its wakes |
+//! | `local_spawn.rs` | spawning a local task on this thread |
+//! | `local_drive.rs` | running a thread's local tasks off a core: `block_on`'s loop and a former worker's |
 //! | `local_turn.rs` | a worker's turn of local tasks, run outside the context's borrow |
 //! | `pinned.rs` | `spawn_pinned`'s placement: the least loaded core, its inbox |
 
@@ -98,6 +99,8 @@ mod context;
 mod counters;
 mod dump;
 mod local;
+mod local_drive;
+mod local_spawn;
 mod local_turn;
 #[cfg(loom)]
 pub mod loom_hook;
@@ -111,7 +114,6 @@ mod rand;
 mod reactor;
 mod reactor_turn;
 mod registry;
-mod remote;
 mod reporter;
 mod reports;
 mod run;
@@ -131,7 +133,8 @@ pub(crate) use context::{
 };
 pub(crate) use run::fail_next_thread_starts;
 
-pub(crate) use local::{drive as drive_local, enter_block_on, spawn as spawn_local, MakeLocal};
+pub(crate) use local_drive::{drive as drive_local, enter_block_on};
+pub(crate) use local_spawn::{spawn as spawn_local, MakeLocal};
 pub(crate) use registry::Registration;
 pub(crate) use schedule::{schedule_private, Pinned};
 pub(crate) use shared::{PoolKind, Shared};

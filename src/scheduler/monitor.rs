@@ -35,7 +35,7 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use super::progress::ProgressSnapshot;
-use super::remote::CurrentPoll;
+use super::shared::CurrentPoll;
 use super::shared::Runnable;
 use super::shared::Shared;
 use crate::identity::Activity;

@@ -65,7 +65,7 @@ fn run(shared: Arc<Shared>, core: Box<Core>) {
     loop {
         let early = run_core(&shared, core);
         // Until none of this thread's local tasks is alive, or shutdown.
-        super::local::finish_worker_thread(&shared);
+        super::local_drive::finish_worker_thread(&shared);
         let spare = early && !shared.is_shutdown();
         // As many spares as the stuck threads a takeover may leave, and at least one per worker
         // (hand-offs, with takeover off too).
@@ -75,7 +75,7 @@ fn run(shared: Arc<Shared>, core: Box<Core>) {
             // Its local home, if it has one, goes on with the next core (`run_core`).
             Some(next) => core = next,
             None => {
-                super::local::close_thread_home();
+                super::local_drive::close_thread_home();
                 return;
             }
         }

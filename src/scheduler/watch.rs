@@ -1,7 +1,7 @@
 //! The watcher: rescues the task in a core's LIFO slot when its owner is stuck inside one poll.
 //!
 //! Invariants:
-//! - A core's LIFO slot (in `remote.rs`) is *private*: taken from by its owner, which never
+//! - A core's LIFO slot (in its `Remote`, `shared.rs`) is *private*: taken from by its owner, which never
 //!   parks while it holds a task, and by the watcher only. A push into it wakes nobody if a
 //!   watcher exists (`Sleepers::notify_private`): that is what keeps a chain of tasks waking
 //!   each other on one worker, its cache warm, while the other workers sleep. (Deques, the

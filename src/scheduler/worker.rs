@@ -44,7 +44,7 @@ use super::local::LocalHome;
 use super::progress::Watch;
 use super::rand::FastRand;
 use super::reactor_turn::ReactorTurn;
-use super::remote::Remote;
+use super::shared::Remote;
 use super::shared::Shared;
 use super::sleep::WakeSource;
 use crate::sync::{lock, planted_bug, retry, shrunk_under_loom, Arc, CachePadded, SlotOwner, Worker};
@@ -88,7 +88,7 @@ pub(super) const MAX_TASKS_PER_TICK: u32 =
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "powerpc64")), repr(align(64)))]
 pub(super) struct Core {
     pub(super) index: usize,
-    /// This core's shared half (`remote.rs`), also `Shared::remotes[index]`: held here so that
+    /// This core's shared half (`Remote`, `shared.rs`), also `Shared::remotes[index]`: held here so that
     /// the per-poll path reaches it with one load, not an index into the pool's slice.
     remote: Arc<CachePadded<Remote>>,
     /// This core's counters, also `Shared::counters[index]`, held here for the same reason.
@@ -255,7 +255,7 @@ impl Core {
         }
     }
 
-    /// This core's shared half (`remote.rs`): the progress word, the LIFO slot, the inbox.
+    /// This core's shared half (`Remote`, `shared.rs`): the progress word, the LIFO slot, the inbox.
     #[inline]
     pub(super) fn remote(&self) -> &Remote {
         &self.remote
@@ -697,7 +697,7 @@ impl Core {
     }
 
     /// Before this core leaves its thread (handed off, retired, given up): the thread's home
-    /// stays with the thread, which drives it from now on (`local.rs`).
+    /// stays with the thread, which drives it from now on (`local_drive.rs`).
     pub(super) fn detach_home(&mut self) {
         if let Some(home) = self.home.take() {
             super::local::note_core_parked(false);

@@ -77,8 +77,8 @@
 //!   a hint for spreading spawns over the registry's shards that no other thread reads.
 //! - `scheduler/local.rs`: `block_on`'s waker's `woken` flag is a `std` atomic (the waker
 //!   reaches other threads through async-task's atomics, which loom cannot see; the parker's
-//!   lock, loom's, orders it with the park); and `POLLING`, read at every local task's poll, is
-//!   a [`const_thread_local`] (`const` outside loom, loom's under it).
+//!   lock, loom's, orders it with the park); and `scheduler/local_drive.rs`'s `POLLING`, read at
+//!   every local task's poll, is a [`const_thread_local`] (`const` outside loom, loom's under it).
 
 // `AtomicU8` is `net`'s (its read hint), which loom builds leave out, so loom's list lacks it.
 #[cfg(not(loom))]
@@ -138,14 +138,14 @@ pub(crate) use crew_slot::asymmetric;
 /// form (its threads share one OS thread).
 #[cfg(not(loom))]
 macro_rules! const_thread_local {
-    ($(#[$meta:meta])* static $name:ident: $ty:ty = $init:expr;) => {
-        std::thread_local! { $(#[$meta])* static $name: $ty = const { $init }; }
+    ($(#[$meta:meta])* $vis:vis static $name:ident: $ty:ty = $init:expr;) => {
+        std::thread_local! { $(#[$meta])* $vis static $name: $ty = const { $init }; }
     };
 }
 #[cfg(loom)]
 macro_rules! const_thread_local {
-    ($(#[$meta:meta])* static $name:ident: $ty:ty = $init:expr;) => {
-        loom::thread_local! { $(#[$meta])* static $name: $ty = $init; }
+    ($(#[$meta:meta])* $vis:vis static $name:ident: $ty:ty = $init:expr;) => {
+        loom::thread_local! { $(#[$meta])* $vis static $name: $ty = $init; }
     };
 }
 pub(crate) use const_thread_local;
