@@ -9,7 +9,7 @@
 //!   watcher, takeover or hand-off moves it.
 //! - A thread's home is made at its first `spawn_local` or `block_on` and lives in the
 //!   thread-local [`HERE`]. The thread drives it in one of three ways: as a worker (the loop
-//!   picks from it, `worker.rs`); inside `block_on`, between polls of the blocked-on future,
+//!   picks from it, `pick.rs`); inside `block_on`, between polls of the blocked-on future,
 //!   unless that `block_on` runs inside a local task's poll (`local_drive.rs`, `drive`); and as
 //!   a worker thread whose core went to another thread (handed off, or taken over): it runs its
 //!   local tasks until none is alive, or its pool shuts down, then exits (`local_drive.rs`,

@@ -32,7 +32,7 @@
 //!   stealable queue ends with `notify_one`, a push into a LIFO slot with `notify_private`; a
 //!   worker that parks leaving no searcher re-scans after a SeqCst fence. An idle pool stops
 //!   waking within two watcher intervals (`watch.rs`).
-//! - **Order of picking** (`worker.rs`): the rest of a turn of local tasks (once the worker took
+//! - **Order of picking** (`pick.rs`): the rest of a turn of local tasks (once the worker took
 //!   one of its thread's local tasks, up to `LOCAL_TURN` = 61 of them in a row while any is
 //!   queued, as `block_on`'s batch; the thread's last-woken first, at most 3 in a row), else the
 //!   LIFO slot (at most `MAX_LIFO_POLLS` = 3 tasks in a row, then the deque's turn), the
@@ -67,7 +67,8 @@
 //! | file | concept |
 //! |---|---|
 //! | `shared.rs` | a pool's shared state ([`Shared`]), each core's part others touch (`Remote`: LIFO slot, deferred list, progress word), and [`Shared::schedule`] |
-//! | `worker.rs` | a worker's own state (`Core`), pushing onto it, its pick order, running a task |
+//! | `worker.rs` | a worker's own state (`Core`), its polls' bookkeeping, pushing onto it, running a task |
+//! | `pick.rs` | a worker's pick order: its own queues, its thread's local tasks, its inbox, the injector |
 //! | `search.rs` | stealing from other workers and the injector |
 //! | `rand.rs` | the generator that picks steal victims |
 //! | `park.rs` | listing a worker as parked, its re-scan, and the blocking wait |
@@ -106,6 +107,7 @@ mod local_turn;
 pub mod loom_hook;
 mod monitor;
 mod park;
+mod pick;
 mod pinned;
 mod progress;
 mod rand;
