@@ -57,7 +57,7 @@ fn block_on_here<F: Future>(future: F, location: &'static std::panic::Location<'
     let trace = Trace::block_on(location);
     let mut future = pin!(future);
     let _in_block_on = crate::scheduler::enter_block_on();
-    // The thread's local tasks run between the future's polls (`scheduler/local_drive.rs`), unless
+    // The thread's local tasks run between the future's polls (`scheduler/local_tasks/local_drive.rs`), unless
     // this `block_on` is inside one of their polls.
     let mut poll = |future: Pin<&mut F>, cx: &mut Context<'_>| {
         let _entered = trace.enter();

@@ -2,7 +2,7 @@
 //!
 //! Invariants:
 //! - `spawn` targets the current private pool if the thread has one (its worker, or inside
-//!   `Pool::block_on`: `scheduler/context.rs`), else the global pool.
+//!   `Pool::block_on`: `scheduler/cores/context.rs`), else the global pool.
 //! - Started at most once per process, lazily by the first use that targets it (a `spawn` off
 //!   every private pool, `metrics`, `dump`, a `Spawner::global`; sized by `CREW_WORKERS`, else
 //!   `num_cpus::get()`), or explicitly by `Builder::build_global` before that.
@@ -103,7 +103,7 @@ where
 }
 
 /// Spawns `task` as the task `info` on the global pool, its first run on the least loaded
-/// worker's inbox (`spawn_pinned`, `scheduler/pinned.rs`).
+/// worker's inbox (`spawn_pinned`, `scheduler/cores/pinned.rs`).
 #[track_caller]
 pub(crate) fn spawn_pinned_on_global<B: Build>(info: TaskInfo, task: B) -> JoinHandle<B::Output> {
     let schedule = WithInfo(|runnable: RawRunnable, info: ScheduleInfo| {

@@ -129,7 +129,7 @@
 // - Tasks: `spawning` (how a task is made: its future's wrapper, its allocation, a pool's
 //   spawn) and `handle` (a task's join and abort handles, and what they receive).
 // - The scheduler: `scheduler/` (its own table in `scheduler/mod.rs`), including what its queues
-//   hold (`scheduler/task.rs`: a task's metadata and crew's `Runnable`).
+//   hold (`scheduler/cores/task.rs`: a task's metadata and crew's `Runnable`).
 // - Observation, as data: `metrics`, `dump`, `report`; and `config` (the `Builder`'s values).
 // - Identity: `identity` (a task's id, name, location, trace span and record, and what it tells
 //   at its end), `policy` (panic policies and payloads), `escape` (names as printed); none names

@@ -1,11 +1,11 @@
 //! [`spawn_local`] and [`spawn_pinned`]: `!Send` tasks on crew's threads, next to ordinary
-//! tasks (the guide: `docs/local-tasks.md`; the queues: `scheduler/local.rs`).
+//! tasks (the guide: `docs/local-tasks.md`; the queues: `scheduler/cores/local.rs`).
 //!
 //! Invariants:
 //! - A local task runs only on the thread that spawned it, and is dropped only there
 //!   (async-task checks both); its queue is that thread's own, never stolen.
 //! - `spawn_pinned` spawns an ordinary (`Send`) task whose first run goes to the chosen
-//!   worker's inbox (`scheduler/pinned.rs`); that run spawns the `!Send` future as a local task of the worker's thread,
+//!   worker's inbox (`scheduler/cores/pinned.rs`); that run spawns the `!Send` future as a local task of the worker's thread,
 //!   and the ordinary task awaits it. So its handle is an ordinary `JoinHandle`, `Send` when the
 //!   output is.
 

@@ -3,7 +3,7 @@
 //!
 //! Invariants:
 //! - Counting costs the workers a load and a store on lines only they write (see
-//!   `scheduler/counters.rs`), never a lock or a read-modify-write on a shared line; what
+//!   `scheduler/cores/counters.rs`), never a lock or a read-modify-write on a shared line; what
 //!   happens outside the workers (spawns and wakes from other threads) is counted with one
 //!   shared counter each, on paths that already write the injector's lines.
 //! - Taking a snapshot never blocks a worker and takes no lock a worker takes, but each core's

@@ -1,9 +1,9 @@
 //! [`Pool`]: a private pool, the public handle on the scheduler's shared state.
 //!
 //! Invariants:
-//! - A `Pool` owns its workers: dropping it shuts the pool down (`scheduler/shutdown.rs`),
+//! - A `Pool` owns its workers: dropping it shuts the pool down (`scheduler/cores/shutdown.rs`),
 //!   dropping every task still queued or waiting for a wake exactly once, and joins its threads.
-//! - A private pool's tasks are registered (`scheduler/registry.rs`) so that its drop reaches
+//! - A private pool's tasks are registered (`scheduler/cores/registry.rs`) so that its drop reaches
 //!   the ones waiting for a wake; the global pool (`global.rs`) is never dropped and keeps no
 //!   registry.
 
@@ -320,7 +320,7 @@ where
 }
 
 /// Spawns `task` as the task `info` on the private pool `shared`, its first run on the least
-/// loaded worker's inbox (`spawn_pinned`, `scheduler/pinned.rs`).
+/// loaded worker's inbox (`spawn_pinned`, `scheduler/cores/pinned.rs`).
 pub(crate) fn spawn_pinned<B: crate::spawning::Build>(
     shared: &Arc<Shared>,
     info: TaskInfo,
@@ -346,7 +346,7 @@ impl fmt::Debug for Pool {
 }
 
 /// A pool's snapshot with the blocking pool's part filled in: the scheduler counts its own pool
-/// (`scheduler/snapshot.rs`), the blocking pool, which every pool shares, counts itself.
+/// (`scheduler/observe/snapshot.rs`), the blocking pool, which every pool shares, counts itself.
 pub(crate) fn metrics_of(shared: &crate::scheduler::Shared) -> Metrics {
     #[allow(unused_mut)] // loom builds have no blocking pool to read.
     let mut metrics = shared.metrics();

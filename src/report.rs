@@ -2,7 +2,7 @@
 //! that runs too long, a takeover, and the poll's end.
 //!
 //! Invariants: the hook runs on one thread only, the pool's reporter thread
-//! (`scheduler/reporter.rs`), outside every lock of crew's and never inside a task's poll; the
+//! (`scheduler/takeover/reporter.rs`), outside every lock of crew's and never inside a task's poll; the
 //! monitor and the workers only queue reports for it, so no hook delays a takeover, a worker or
 //! a task. A panicking hook is caught and the panic dropped (the hook then misses that report,
 //! nothing else).

@@ -8,7 +8,7 @@
 //!   their `_with` and `_on` forms) go through [`spawn_named`] or [`spawn_told`]; `Pool::spawn`
 //!   calls its pool's directly.
 //! - [`Target::Current`] is resolved at the spawn, on the spawning thread: the private pool the
-//!   thread works for or blocks in (`scheduler/context.rs`), else the global pool.
+//!   thread works for or blocks in (`scheduler/cores/context.rs`), else the global pool.
 //! - A private pool's tasks hold a reference to the pool in their metadata (their schedule
 //!   function captures nothing); the global pool's hold none (it is never dropped).
 

@@ -3,7 +3,7 @@
 //! Invariant: the first poll wakes the task and returns `Pending`; async-task then reports the
 //! wake as "woken while running", which crew puts on the worker's deferred list (never the LIFO
 //! slot), or, for a local task, on its thread's yielded list, which the worker treats the same
-//! way (`scheduler/local.rs`). The deferred list runs once the worker has nothing else ready
+//! way (`scheduler/cores/local.rs`). The deferred list runs once the worker has nothing else ready
 //! (its LIFO slot, deque and the injector empty, after a reactor turn when the worker drives
 //! the reactor), or moves to the back of the deque at the worker's next fairness tick (the
 //! cadence is stated in `scheduler/mod.rs`), whichever comes first; so the tasks ready on that

@@ -197,7 +197,7 @@ fn a_task_in_the_deque_of_a_worker_blocked_by_its_parent_is_stolen() {
 
 /// A task spawned from a worker goes to that worker's LIFO slot, which searchers do not steal
 /// from; with its owner blocked inside the parent's poll, the idle worker takes it as the
-/// watcher (`src/scheduler/watch.rs`) once the owner has taken nothing from its slot for an interval.
+/// watcher (`src/scheduler/takeover/watch.rs`) once the owner has taken nothing from its slot for an interval.
 /// (DESIGN.md: "A task must never be stranded in a slot or local queue while its worker is
 /// blocked or busy for long".)
 #[test]

@@ -1,4 +1,4 @@
-//! Where the slow-poll hook runs (`src/scheduler/reporter.rs`): on the pool's reporter thread,
+//! Where the slow-poll hook runs (`src/scheduler/takeover/reporter.rs`): on the pool's reporter thread,
 //! so that a hook that is slow or blocks never delays a takeover, a worker or a task; where
 //! `crew::spawn` inside it lands; and that a hook that falls behind costs dropped reports,
 //! counted, never a stall.

@@ -1,4 +1,4 @@
-//! Automatic takeover of workers stuck inside one poll (`src/scheduler/monitor.rs`), the
+//! Automatic takeover of workers stuck inside one poll (`src/scheduler/takeover/monitor.rs`), the
 //! slow-poll reports, `block_in_place` and `Pool::shutdown_timeout`.
 //!
 //! Every test waits for events (a channel, a counter, a report), never for time: a hang becomes

@@ -1,6 +1,6 @@
 //! The monitor's takeover of a worker stuck in a local task's poll in the middle of a turn of
 //! local tasks, racing that poll's return, on a real one-worker `crew::Pool` with one spare core
-//! (`src/scheduler/local_turn.rs`: the worker runs a turn's tasks after the first outside its
+//! (`src/scheduler/local_tasks/local_turn.rs`: the worker runs a turn's tasks after the first outside its
 //! context, marking each poll in its progress word as its loops do).
 //!
 //! A task on the worker spawns three local tasks: `a` and `b`, which count their runs, and, spawned

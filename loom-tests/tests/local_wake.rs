@@ -1,5 +1,5 @@
 //! A local (`!Send`) task woken from another thread while its worker parks (see
-//! `src/scheduler/local.rs` and `src/scheduler/sleep/README.md`, "Local tasks"), on a real
+//! `src/scheduler/cores/local.rs` and `src/scheduler/sleep/README.md`, "Local tasks"), on a real
 //! one-worker `crew::Pool`.
 //!
 //! A task on the worker spawns a local task that waits for a signal, and returns its handle;

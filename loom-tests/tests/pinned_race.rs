@@ -1,4 +1,4 @@
-//! A `spawn_pinned` onto a worker racing the takeover of that worker (`src/scheduler/pinned.rs`),
+//! A `spawn_pinned` onto a worker racing the takeover of that worker (`src/scheduler/cores/pinned.rs`),
 //! on a real one-worker `crew::Pool` with one spare core.
 //!
 //! A task blocks the worker thread inside its poll; the model's main thread takes the worker

@@ -4,12 +4,12 @@
 //! worker; a thread left blocked is reported by loom as a deadlock).
 //!
 //! Planted bug: `--cfg crew_bug="no_shutdown_recheck"` removes `push_remote`'s re-check of the
-//! shutdown flag after its push (`src/scheduler/shared.rs`): a wake that pushes after shutdown drained the
+//! shutdown flag after its push (`src/scheduler/cores/shared.rs`): a wake that pushes after shutdown drained the
 //! injector leaves its task there for good (a reference cycle through the pool), so the
 //! pending task's future is never dropped. `--cfg crew_bug="no_late_reap"` keeps the re-check
 //! but skips what follows once the pool is reaped: a wake whose push lands after shutdown's last
 //! drain leaves its task in the injector for good, where it must hand it to a reaper thread.
-//! (Neither drops a task inside the wake: see `src/scheduler/shutdown.rs`.)
+//! (Neither drops a task inside the wake: see `src/scheduler/cores/shutdown.rs`.)
 #![cfg(loom)]
 
 use std::future::poll_fn;

@@ -14,7 +14,7 @@
 //! algorithm.
 //!
 //! Planted bug: `--cfg crew_bug="no_local_notify"` skips `notify_one` after a push onto the
-//! scheduling worker's own queues (`Shared::schedule`, `src/scheduler/shared.rs`): the deque child is then
+//! scheduling worker's own queues (`Shared::schedule`, `src/scheduler/cores/shared.rs`): the deque child is then
 //! stranded behind its blocked owner while the other worker sleeps.
 #![cfg(loom)]
 

@@ -1,5 +1,5 @@
 //! The monitor's takeover of a worker stuck inside one poll racing that poll's return, on a real
-//! one-worker `crew::Pool` with one spare core (`src/scheduler/monitor.rs`).
+//! one-worker `crew::Pool` with one spare core (`src/scheduler/takeover/monitor.rs`).
 //!
 //! A parent task spawns two children onto its own worker (the first goes to the LIFO slot, the
 //! second displaces it into the deque), then blocks its worker thread until another thread
@@ -15,7 +15,7 @@
 //! checking that the poll it saw still runs (a core then driven by two threads, the counters
 //! off); `--cfg crew_bug="takeover_drops_queue"` makes the stuck thread drop its queued tasks
 //! when it gives its core up, instead of passing them on; `--cfg crew_bug="end_poll_without_fence"`
-//! drops the owner's half of the fence pair at a poll's end (`src/scheduler/progress.rs`), so its
+//! drops the owner's half of the fence pair at a poll's end (`src/scheduler/takeover/progress.rs`), so its
 //! load of the flags can miss the monitor's request while the monitor's re-read misses the end.
 #![cfg(loom)]
 

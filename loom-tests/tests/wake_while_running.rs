@@ -3,7 +3,7 @@
 //! `woken_while_running`, and crew must queue it (to the back of the worker's deque) rather
 //! than drop or duplicate it.
 //!
-//! Planted bug: `--cfg crew_bug="lost_yield"` makes `Core::push` (`src/scheduler/worker.rs`) drop a task
+//! Planted bug: `--cfg crew_bug="lost_yield"` makes `Core::push` (`src/scheduler/cores/worker.rs`) drop a task
 //! woken while running; the task is then cancelled and awaiting it panics.
 #![cfg(loom)]
 

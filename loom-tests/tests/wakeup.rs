@@ -17,7 +17,7 @@ use loom::sync::atomic::{fence, AtomicBool, Ordering::SeqCst};
 use loom::sync::Arc;
 use loom::thread;
 
-/// The worker side of `Core::prepare_park` (`src/scheduler/park.rs`): park, and re-scan if `list_parked` says no
+/// The worker side of `Core::prepare_park` (`src/scheduler/cores/park.rs`): park, and re-scan if `list_parked` says no
 /// searcher is left.
 fn park(sleepers: &Sleepers, queued: &AtomicBool, index: usize, searching: bool) {
     if sleepers.list_parked(index, searching) {

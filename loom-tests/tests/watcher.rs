@@ -18,7 +18,7 @@
 //! it treats SeqCst as AcqRel: `src/scheduler/sleep/README.md`, checked with Relacy in
 //! `loom-tests/relacy/`).
 //!
-//! A third model runs the heir's path (`src/scheduler/watch.rs`): a worker woken by a private
+//! A third model runs the heir's path (`src/scheduler/takeover/watch.rs`): a worker woken by a private
 //! push takes the role when it parks again, seeing a task or not, and the owner's next private
 //! push, racing that, either sees the role or wakes it.
 //!

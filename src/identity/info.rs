@@ -161,7 +161,7 @@ struct Extra {
     record: Option<TaskRecord>,
     /// The set the task was spawned into, for the dump and the reports.
     set: Option<SetLabel>,
-    /// A scoped task's end, told once no `Runnable` of the task exists (`scheduler/task.rs`).
+    /// A scoped task's end, told once no `Runnable` of the task exists (`scheduler/cores/task.rs`).
     deferred: Option<Arc<dyn DeferredEnd>>,
 }
 
@@ -242,7 +242,7 @@ impl TaskInfo {
     }
 
     /// This identity, whose task tells `end` after each run and drop of its `Runnable`
-    /// (`scheduler/task.rs`): a scoped task's.
+    /// (`scheduler/cores/task.rs`): a scoped task's.
     #[cold]
     #[inline(never)]
     pub(crate) fn with_deferred_end(self, end: Arc<dyn DeferredEnd>) -> TaskInfo {
@@ -250,7 +250,7 @@ impl TaskInfo {
         TaskInfo { id: self.id, extra: Some(Arc::new(extra)), location: self.location }
     }
 
-    /// The task's deferred end, if it has one (see `scheduler/task.rs`).
+    /// The task's deferred end, if it has one (see `scheduler/cores/task.rs`).
     #[inline(always)]
     pub(crate) fn deferred_end(&self) -> Option<&Arc<dyn DeferredEnd>> {
         self.extra.as_deref()?.deferred.as_ref()

@@ -6,7 +6,7 @@
 //!
 //! Invariants:
 //! - Every task, on any pool or the blocking pool, carries a [`TaskInfo`] in async-task's
-//!   metadata (`scheduler/task.rs`), in its single allocation: a process-unique id, the name
+//!   metadata (`scheduler/cores/task.rs`), in its single allocation: a process-unique id, the name
 //!   given to the builder if any, and the caller's location of the public function that spawned
 //!   it.
 //! - Nothing here names a pool, a handle or a queue: every layer above builds on it.

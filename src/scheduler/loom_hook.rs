@@ -63,7 +63,7 @@ impl Sleepers {
     }
 }
 
-/// `pool`'s watcher (see `src/scheduler/watch.rs`), asserting that the flag in its state matches it
+/// `pool`'s watcher (see `src/scheduler/takeover/watch.rs`), asserting that the flag in its state matches it
 /// and that it is listed as parked.
 pub fn watcher(pool: &crate::Pool) -> Option<usize> {
     pool.shared().sleepers.watcher()
@@ -95,11 +95,13 @@ pub fn stuck_threads(pool: &crate::Pool) -> usize {
         .count()
 }
 
-/// The monitor's takeover of worker 0 of `pool` (see `src/scheduler/monitor.rs`), if it is inside
+/// The monitor's takeover of worker 0 of `pool` (see `src/scheduler/takeover/monitor.rs`), if it is inside
 /// a poll now: true if a spare core now runs on a new thread in its place. Under loom the monitor
 /// thread never runs (no clock); models call this instead, racing the poll's end.
 pub fn take_over(pool: &crate::Pool) -> bool {
     let shared = pool.shared_arc();
     let seen = shared.remotes[0].progress.load();
-    seen.in_poll() && super::monitor::take_over(shared, 0, seen, None) == super::monitor::Takeover::Done
+    seen.in_poll()
+        && crate::scheduler::takeover::monitor::take_over(shared, 0, seen, None)
+            == crate::scheduler::takeover::monitor::Takeover::Done
 }

@@ -7,7 +7,7 @@
 //! # Invariants
 //!
 //! - **Ownership.** A pool has a fixed number of core *slots*: one per worker, and the spares a
-//!   takeover hands out (`max_stuck_threads`). A [`Core`](worker::Core) (deque, tick, search
+//!   takeover hands out (`max_stuck_threads`). A [`Core`](cores::worker::Core) (deque, tick, search
 //!   state) is owned by exactly one thread at a time, the one whose thread-local context holds it
 //!   (`context.rs`); `block_on` on a worker thread hands the core to a fresh thread first, and
 //!   the monitor hands a spare to a new thread in place of a worker stuck in one poll
@@ -62,82 +62,70 @@
 //!   `wake()` or under one of crew's locks.
 //! - **User code never runs under crew's locks or the context's borrow.**
 //!
-//! # Files
+//! # Folders and files
 //!
-//! | file | concept |
-//! |---|---|
-//! | `shared.rs` | a pool's shared state ([`Shared`]), each core's part others touch (`Remote`: LIFO slot, deferred list, progress word), and [`Shared::schedule`] |
-//! | `worker.rs` | a worker's own state (`Core`), its polls' bookkeeping, pushing onto it, running a task |
-//! | `pick.rs` | a worker's pick order: its own queues, its thread's local tasks, its inbox, the injector |
-//! | `search.rs` | stealing from other workers and the injector |
-//! | `rand.rs` | the generator that picks steal victims |
-//! | `park.rs` | listing a worker as parked, its re-scan, and the blocking wait |
-//! | `sleep/` | the idle-worker protocol (`Sleepers`, `State`, `ParkingSpot`) and its proof |
-//! | `progress.rs` | a core's progress word: polls begun, one running, reported, taken over |
-//! | `watch.rs` | the watcher's rescue of a stuck owner's LIFO task (some worker is idle) |
-//! | `monitor.rs` | the monitor thread: slow polls, takeover of a worker stuck in one poll |
-//! | `reporter.rs` | the reporter thread: the one caller of the slow-poll hook |
-//! | `reports.rs` | the reporter's bounded queue of reports |
-//! | `reactor.rs` | the worker loop as a future inside `async_io::block_on` |
-//! | `reactor_turn.rs` | when that loop lets the reactor turn before yielded tasks |
-//! | `run.rs` | starting a pool's threads; a worker thread's body and its blocking loop |
-//! | `spare_threads.rs` | threads whose worker life ended early, waiting to run the next core |
-//! | `context.rs` | the thread-local that makes a thread a worker; handing its core off |
-//! | `shutdown.rs` | stopping a pool, dropping every task exactly once |
-//! | `registry.rs` | a private pool's live tasks, so that dropping the pool drops them |
-//! | `task.rs` | what the queues hold: a task's metadata (`TaskMeta`) and crew's `Runnable` |
-//! | `schedule.rs` | a new task's first run, and a private pool's schedule function |
-//! | `counters.rs` | what a pool counts about itself (per core, owner-written) |
-//! | `snapshot.rs` | reading those counters into a `Metrics` snapshot |
-//! | `dump.rs` | the task dump: the registry's recorded tasks and their states |
-//! | `local.rs` | local (`!Send`) tasks: a thread's own queue (`LocalHome`) and its wakes |
-//! | `local_spawn.rs` | spawning a local task on this thread |
-//! | `local_drive.rs` | running a thread's local tasks off a core: `block_on`'s loop and a former worker's |
-//! | `local_turn.rs` | a worker's turn of local tasks, run outside the context's borrow |
-//! | `pinned.rs` | `spawn_pinned`'s placement: the least loaded core, its inbox |
+//! Besides its own folder and the crate's lower layers (`identity`, `config`, `report`, `dump`,
+//! `metrics`, `policy`, `sync`; `src/lib.rs`), each folder imports what its row says. No file is
+//! in an import loop with a file of another folder; inside `cores/`, one loop of four files is
+//! left (`cores/mod.rs`). `takeover/`'s state files (`progress.rs`, `reports.rs`,
+//! `spare_threads.rs`) sit below `cores/`, which keeps them; its threads and the watcher's
+//! rescue sit above, and read `cores/`'s state.
+//!
+//! | folder / file | concept | may import |
+//! |---|---|---|
+//! | `loom_hook.rs` | the loom models' window (`crew::__loom`), loom builds only | `takeover/`, `sleep/`, `Pool` |
+//! | `local_tasks/` | local (`!Send`) tasks above the cores | `cores/` |
+//! | `local_tasks/local_spawn.rs` | spawning a local task on this thread | |
+//! | `local_tasks/local_drive.rs` | running a thread's local tasks off a core: `block_on`'s loop and a former worker's | |
+//! | `local_tasks/local_turn.rs` | a worker's turn of local tasks, run outside the context's borrow | |
+//! | `reactor_loop/` | the worker loop inside the reactor | `cores/`, `local_tasks/`, `sleep/` |
+//! | `reactor_loop/reactor.rs` | the worker loop as a future inside `async_io::block_on` | |
+//! | `reactor_loop/reactor_turn.rs` | when that loop lets the reactor turn before yielded tasks | |
+//! | `observe/` | what a pool shows of itself | `cores/` |
+//! | `observe/dump.rs` | the task dump: the registry's recorded tasks and their states | |
+//! | `observe/snapshot.rs` | reading the counters into a `Metrics` snapshot | |
+//! | `cores/` | a pool's cores, their queues and the worker loop | `sleep/`, `takeover/`'s state files; `park.rs` the watcher's term and rescue |
+//! | `cores/shared.rs` | a pool's shared state ([`Shared`]), each core's part others touch (`Remote`: LIFO slot, deferred list, progress word), and [`Shared::schedule`] | |
+//! | `cores/worker.rs` | a worker's own state (`Core`), its polls' bookkeeping, pushing onto it, running a task | also `reactor_loop/reactor_turn.rs` (the turn's state in `Core`) |
+//! | `cores/context.rs` | the thread-local that makes a thread a worker; handing its core off | |
+//! | `cores/local.rs` | local tasks' home: a thread's own queue (`LocalHome`) and its wakes | |
+//! | `cores/task.rs` | what the queues hold: a task's metadata (`TaskMeta`) and crew's `Runnable`, generic over the pool | |
+//! | `cores/schedule.rs` | a new task's first run, and a private pool's schedule function | |
+//! | `cores/pick.rs` | a worker's pick order: its own queues, its thread's local tasks, its inbox, the injector | |
+//! | `cores/search.rs` | stealing from other workers and the injector | |
+//! | `cores/rand.rs` | the generator that picks steal victims | |
+//! | `cores/park.rs` | listing a worker as parked, its re-scan, and the blocking wait | |
+//! | `cores/pinned.rs` | `spawn_pinned`'s placement: the least loaded core, its inbox | |
+//! | `cores/registry.rs` | a private pool's live tasks, so that dropping the pool drops them | |
+//! | `cores/counters.rs` | what a pool counts about itself (per core, owner-written) | |
+//! | `cores/run.rs` | starting a pool's threads; a worker thread's body and its blocking loop | also `reactor_loop/`, `local_tasks/`, `takeover/`'s threads |
+//! | `cores/shutdown.rs` | stopping a pool, dropping every task exactly once | |
+//! | `takeover/` | what keeps a pool moving when a worker is stuck in one poll | `cores/` (but the state files) |
+//! | `takeover/progress.rs` | a core's progress word: polls begun, one running, reported, taken over; a watcher's term | nothing in the scheduler |
+//! | `takeover/watch.rs` | the watcher's rescue of a stuck owner's LIFO task (some worker is idle) | |
+//! | `takeover/monitor.rs` | the monitor thread: slow polls, takeover of a worker stuck in one poll | |
+//! | `takeover/reporter.rs` | the reporter thread: the one caller of the slow-poll hook | |
+//! | `takeover/reports.rs` | the reporter's bounded queue of reports | nothing in the scheduler |
+//! | `takeover/spare_threads.rs` | threads whose worker life ended early, waiting to run the next core | nothing in the scheduler |
+//! | `sleep/` | the idle-worker protocol (`Sleepers`, `State`, `ParkingSpot`) and its proof | `cores/counters.rs` only |
 
-mod context;
-mod counters;
-mod dump;
-mod local;
-mod local_drive;
-mod local_spawn;
-mod local_turn;
+mod cores;
+mod local_tasks;
 #[cfg(loom)]
 pub mod loom_hook;
-mod monitor;
-mod park;
-mod pick;
-mod pinned;
-mod progress;
-mod rand;
-// async-io does not build under loom; loom's configs never drive the reactor.
-#[cfg(not(loom))]
-mod reactor;
-mod reactor_turn;
-mod registry;
-mod reporter;
-mod reports;
-mod run;
-mod schedule;
-mod search;
-mod shared;
-mod shutdown;
+mod observe;
+mod reactor_loop;
 mod sleep;
-mod snapshot;
-mod spare_threads;
-mod task;
-mod watch;
-mod worker;
+mod takeover;
 
-pub(crate) use context::{
+pub(crate) use cores::context::{
     count_task_end, current_private_pool, enter_pool, hand_off_core, shard_hint, try_hand_off_core,
 };
-pub(crate) use run::fail_next_thread_starts;
+pub(crate) use cores::run::fail_next_thread_starts;
 
-pub(crate) use local_drive::{drive as drive_local, enter_block_on};
-pub(crate) use local_spawn::{spawn as spawn_local, MakeLocal};
-pub(crate) use registry::Registration;
-pub(crate) use schedule::{schedule_private, Pinned};
-pub(crate) use shared::{PoolKind, Shared};
-pub(crate) use shared::{RawRunnable, Runnable, TaskMeta};
+pub(crate) use cores::registry::Registration;
+pub(crate) use cores::schedule::{schedule_private, Pinned};
+pub(crate) use cores::shared::{PoolKind, Shared};
+pub(crate) use cores::shared::{RawRunnable, Runnable, TaskMeta};
+pub(crate) use local_tasks::local_drive::{drive as drive_local, enter_block_on};
+pub(crate) use local_tasks::local_spawn::{spawn as spawn_local, MakeLocal};

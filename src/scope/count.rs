@@ -10,7 +10,7 @@
 //!   variables must outlive its `Runnable`").
 //! - That last step is [`TaskEnd`]'s: the task's future notes its end when it is dropped
 //!   ([`TaskEnd::note`], inside async-task's run or drop of the `Runnable`), and crew's
-//!   `Runnable` (`scheduler/task.rs`) tells the end after that run or drop returned
+//!   `Runnable` (`scheduler/cores/task.rs`) tells the end after that run or drop returned
 //!   ([`DeferredEnd::runnable_gone`]), which delivers it. A task never built into an allocation
 //!   (its spawn failed) has no `Runnable`: its future ends the count itself
 //!   ([`TaskEnd::end_now`]). A `Runnable` site that did not tell would leave the count above

@@ -118,7 +118,7 @@ where
     }
 
     /// The task is about to be built into an allocation: its end will wait until its
-    /// `Runnable` is gone. The end, for the task's metadata to tell (`scheduler/task.rs`).
+    /// `Runnable` is gone. The end, for the task's metadata to tell (`scheduler/cores/task.rs`).
     pub(super) fn defer_end(&mut self) -> Arc<TaskEnd> {
         self.deferred = true;
         self.end.clone()

@@ -5,7 +5,7 @@
 //! Invariant it rests on (`scope/mod.rs`, `count.rs`, `task.rs`): `crew::scope` returns or
 //! unwinds only after the count of its tasks reached zero, and a task leaves the count only once
 //! async-task's run or drop of its `Runnable` that dropped its future has returned (crew's
-//! `Runnable` tells the task's end, `scheduler/task.rs`), after the user's future and its output
+//! `Runnable` tells the task's end, `scheduler/cores/task.rs`), after the user's future and its output
 //! were dropped or handed to a handle (which cannot outlive the scope: its type borrows
 //! `'scope`). So nothing borrowed is touched after `scope` returns, and every borrowed variable
 //! outlives the task's `Runnable`.
@@ -53,7 +53,7 @@ where
         //   end (the module's invariant). The count ends only after the run or the drop of the
         //   `Runnable` during which the future was dropped has returned: the future's drop
         //   notes the end, and crew's `Runnable` delivers it when async-task's `run` or drop
-        //   returned (`scheduler/task.rs`; the end is in the metadata, `'static`, so this reads
+        //   returned (`scheduler/cores/task.rs`; the end is in the metadata, `'static`, so this reads
         //   nothing borrowed). No later `Runnable` of the task exists: a task whose future was
         //   dropped is completed or closed, and async-task schedules neither again. The user
         //   code that can run meanwhile (the future's and the output's drops, the handle's

@@ -129,7 +129,7 @@ where
 
 /// [`build`] for a local (`!Send`) task, through async-task's `spawn_local`: its future is
 /// polled and dropped only on the calling thread (async-task panics on any other), and its
-/// output is `Send` only if `F::Output` is. The caller (`scheduler/local_spawn.rs`) schedules it on
+/// output is `Send` only if `F::Output` is. The caller (`scheduler/local_tasks/local_spawn.rs`) schedules it on
 /// this thread.
 pub(crate) fn build_local<P, F, S, E>(
     meta: TaskMeta,
@@ -150,7 +150,7 @@ where
 }
 
 /// The handles of local tasks with the policy `P`: how the scheduler's local spawn makes them
-/// (`scheduler/local_spawn.rs`).
+/// (`scheduler/local_tasks/local_spawn.rs`).
 pub(crate) struct LocalHandles<P>(PhantomData<P>);
 
 impl<P: Policy, F: Future + 'static> MakeLocal<F> for LocalHandles<P>

@@ -13,7 +13,7 @@
 //!   hook.
 //! - A spawn hands the task's handle to its caller's `place` before the task can first run (and,
 //!   for a refused spawn, before the future and `end` are dropped).
-//! - The first run goes where any schedule of this pool's goes (`scheduler/schedule.rs`).
+//! - The first run goes where any schedule of this pool's goes (`scheduler/cores/schedule.rs`).
 
 use async_task::Schedule;
 

@@ -20,7 +20,7 @@
 //!   `membarrier`.
 //! - Sizes and intervals that loom's models must reach in few steps are written
 //!   [`shrunk_under_loom`]`(normal, loom)` (`GLOBAL_QUEUE_INTERVAL` and `MAX_INTERVAL_BATCH` in
-//!   `scheduler/worker.rs`, the registry's shards per worker in `scheduler/registry.rs`);
+//!   `scheduler/cores/worker.rs`, the registry's shards per worker in `scheduler/cores/registry.rs`);
 //!   `deque`'s batch steals keep crossbeam-deque's cap of 32 tasks.
 //!
 //! # The `cfg(loom)` left outside this module, and why
@@ -35,20 +35,20 @@
 //! - `pool.rs` (1): the blocking pool's metrics are filled in outside loom only (loom builds
 //!   have no blocking pool).
 //! - `scheduler/mod.rs` (2) declares `reactor` (the worker loop inside `async_io::block_on`)
-//!   only outside loom, and `loom_hook` only under it; `scheduler/run.rs` (2) calls the reactor
+//!   only outside loom, and `loom_hook` only under it; `scheduler/cores/run.rs` (2) calls the reactor
 //!   loop only outside loom, and registers no `membarrier` ahead of time under loom or miri
 //!   (fence mode there);
-//!   `scheduler/reactor_turn.rs` and `Sleepers::take_or_listen` allow dead code under loom,
+//!   `scheduler/reactor_loop/reactor_turn.rs` and `Sleepers::take_or_listen` allow dead code under loom,
 //!   since only that loop uses them.
 //! - `scheduler/sleep/mod.rs` (4): `Sleepers::is_parked`, `watcher`, `notify_one` and
 //!   `notify_private` are built for tests and loom only: the checks the models and unit tests
 //!   read, and the uncounted forms of what the workers call (`notify_one_from`).
-//! - `scheduler/task.rs` and `scheduler/registry.rs` (1 each) assert their types' sizes outside
+//! - `scheduler/cores/task.rs` and `scheduler/cores/registry.rs` (1 each) assert their types' sizes outside
 //!   loom only (loom's atomics and `Arc` differ in size).
 //! - `cfg!(loom)` in `config/mod.rs`: `drive_reactor` and the monitor thread are always off
 //!   under loom (no reactor, no clock), no spin before a park, and loom pools get no spare
 //!   cores unless a model asks for them (each would be one more queue for every model to scan);
-//!   in `scheduler/context.rs`, `shard_hint` is constant off the workers under loom (a model's
+//!   in `scheduler/cores/context.rs`, `shard_hint` is constant off the workers under loom (a model's
 //!   runs must make the same steps).
 //!
 //! Types that stay `std`'s under loom, and why:
@@ -69,15 +69,15 @@
 //!   loom models spawn no sets. And `scope/`'s slots and list of slots (`std` mutexes, each
 //!   handed a task's end, outside every scheduling step) and the `Arc`s that hold them and the
 //!   count (the `dyn` coercion needs `std`'s); the count itself (`scope/count.rs`) is loom's,
-//!   and `loom-tests/tests/scope_count.rs` checks it. `scheduler/task.rs`'s deferred end is a
+//!   and `loom-tests/tests/scope_count.rs` checks it. `scheduler/cores/task.rs`'s deferred end is a
 //!   `std` `Arc` for the same coercion.
-//! - `scheduler/context.rs`: `PRIVATE_POOLS` is a plain `std` atomic (loom's cannot be `static`),
+//! - `scheduler/cores/context.rs`: `PRIVATE_POOLS` is a plain `std` atomic (loom's cannot be `static`),
 //!   a flag that only goes from false to true before any thread could read it as true (see
 //!   `note_private_pool`); and `shard_hint`'s per-thread counter is a `std::thread_local!` `Cell`,
 //!   a hint for spreading spawns over the registry's shards that no other thread reads.
-//! - `scheduler/local.rs`: `block_on`'s waker's `woken` flag is a `std` atomic (the waker
+//! - `scheduler/cores/local.rs`: `block_on`'s waker's `woken` flag is a `std` atomic (the waker
 //!   reaches other threads through async-task's atomics, which loom cannot see; the parker's
-//!   lock, loom's, orders it with the park); and `scheduler/local_drive.rs`'s `POLLING`, read at
+//!   lock, loom's, orders it with the park); and `scheduler/local_tasks/local_drive.rs`'s `POLLING`, read at
 //!   every local task's poll, is a [`const_thread_local`] (`const` outside loom, loom's under it).
 
 // `AtomicU8` is `net`'s (its read hint), which loom builds leave out, so loom's list lacks it.

@@ -1,4 +1,4 @@
-//! The one-task slot behind each core's LIFO slot (`Remote`, `scheduler/shared.rs`).
+//! The one-task slot behind each core's LIFO slot (`Remote`, `scheduler/cores/shared.rs`).
 //!
 //! Invariants:
 //! - A `Slot` holds at most one `Runnable` and has one `SlotOwner` (`Slot::claim`), held by its

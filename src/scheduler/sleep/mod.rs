@@ -27,7 +27,7 @@ mod state;
 use parking_spot::ParkingSpot;
 pub(super) use state::State;
 
-use super::counters::{CoreCounters, OutsideCounters};
+use super::cores::counters::{CoreCounters, OutsideCounters};
 
 use crate::sync::{
     fence, lock, planted_bug, AtomicBool, AtomicUsize, CachePadded, Deadline, Event, EventListener, Mutex, Ordering,
@@ -164,7 +164,7 @@ impl Sleepers {
     /// As [`notify_one`](Sleepers::notify_one), after pushing a task onto the calling worker's
     /// *private* LIFO slot, which only the watcher (and the monitor's takeover) steals from:
     /// wakes nobody if a watcher already exists, since it will look within `WATCH_INTERVAL`
-    /// (`scheduler/watch.rs`).
+    /// (`scheduler/takeover/watch.rs`).
     #[cfg(any(test, loom))]
     pub(super) fn notify_private(&self) -> bool {
         if planted_bug!("no_private_notify") {

@@ -2,9 +2,9 @@
 //! anything (see `dump.rs` at the crate root for the invariants). Where a recorded task waits
 //! is noted by the queues (`Shared::record_queued`, `shared.rs`).
 
-use super::shared::Shared;
 use crate::dump::{QueuedIn, TaskDump, TaskSnapshot, TaskState};
 use crate::identity::Activity;
+use crate::scheduler::cores::shared::Shared;
 
 impl Shared {
     /// Every live task with a record, as of now.

@@ -21,46 +21,46 @@
 //! - Every task that enters a deque or a deferred list is announced with `notify_one`, unless its
 //!   worker pops it at once; every push into the LIFO slot with `notify_private`.
 
-use super::shared::{Runnable, TaskMeta};
 use crate::identity::{Activity, TaskInfo};
+use crate::scheduler::cores::shared::{Runnable, TaskMeta};
 
-use super::counters::CoreCounters;
-use super::local::LocalHome;
-use super::progress::Watch;
-use super::rand::FastRand;
-use super::reactor_turn::ReactorTurn;
-use super::shared::Remote;
-use super::shared::Shared;
-use super::sleep::WakeSource;
+use crate::scheduler::cores::counters::CoreCounters;
+use crate::scheduler::cores::local::LocalHome;
+use crate::scheduler::cores::rand::FastRand;
+use crate::scheduler::cores::shared::Remote;
+use crate::scheduler::cores::shared::Shared;
+use crate::scheduler::reactor_loop::reactor_turn::ReactorTurn;
+use crate::scheduler::sleep::WakeSource;
+use crate::scheduler::takeover::progress::Watch;
 use crate::sync::{lock, planted_bug, shrunk_under_loom, Arc, CachePadded, SlotOwner, Worker};
 
 /// Every this many ticks, a worker takes a task from the injector before its own queue.
-pub(super) const GLOBAL_QUEUE_INTERVAL: u32 = shrunk_under_loom(61, 2) as u32;
+pub(in crate::scheduler) const GLOBAL_QUEUE_INTERVAL: u32 = shrunk_under_loom(61, 2) as u32;
 
 /// The most tasks a worker moves from the injector at the fairness interval.
-pub(super) const MAX_INTERVAL_BATCH: usize = shrunk_under_loom(128, 2);
+pub(in crate::scheduler) const MAX_INTERVAL_BATCH: usize = shrunk_under_loom(128, 2);
 
 /// The most tasks a worker moves from the injector when its own queues ran dry (crossbeam's
 /// own cap for `Injector::steal_batch_and_pop`).
-pub(super) const MAX_INJECTOR_BATCH: usize = shrunk_under_loom(33, 2);
+pub(in crate::scheduler) const MAX_INJECTOR_BATCH: usize = shrunk_under_loom(33, 2);
 
 /// The fewest tasks a worker moves from the injector when its own queues ran dry, if there are
 /// that many (crossbeam takes at most half of them): with a short injector and many workers,
 /// the fair share alone would take them one or two at a time.
-pub(super) const MIN_INJECTOR_BATCH: usize = shrunk_under_loom(8, 2);
+pub(in crate::scheduler) const MIN_INJECTOR_BATCH: usize = shrunk_under_loom(8, 2);
 
 /// How many tasks in a row a worker takes from its LIFO slot before going back to its deque.
-pub(super) const MAX_LIFO_POLLS: u32 = 3;
+pub(in crate::scheduler) const MAX_LIFO_POLLS: u32 = 3;
 
 /// The most local tasks a worker runs in one turn of its thread's local tasks (`local.rs`)
 /// before its other queues get a turn: `block_on`'s batch between two looks at its own future,
 /// as tokio's `LocalSet` runs at most this many per poll of its own.
-pub(super) const LOCAL_TURN: u32 = super::local::DRIVE_BATCH as u32;
+pub(in crate::scheduler) const LOCAL_TURN: u32 = crate::scheduler::cores::local::DRIVE_BATCH as u32;
 
 /// The most tasks one tick runs: a chain of wakes (`MAX_LIFO_POLLS + 1`), or a turn of local
 /// tasks (`LOCAL_TURN`), whichever is longer.
 #[cfg_attr(loom, allow(dead_code))] // the reactor loop's backstop; loom builds have no reactor loop
-pub(super) const MAX_TASKS_PER_TICK: u32 =
+pub(in crate::scheduler) const MAX_TASKS_PER_TICK: u32 =
     if LOCAL_TURN > MAX_LIFO_POLLS + 1 { LOCAL_TURN } else { MAX_LIFO_POLLS + 1 };
 
 /// One worker's local state; owned by the thread running its loop.
@@ -71,74 +71,74 @@ pub(super) const MAX_TASKS_PER_TICK: u32 =
 /// workers pay for each other's polls.
 #[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "powerpc64"), repr(align(128)))]
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "powerpc64")), repr(align(64)))]
-pub(super) struct Core {
-    pub(super) index: usize,
+pub(in crate::scheduler) struct Core {
+    pub(in crate::scheduler) index: usize,
     /// This core's shared half (`Remote`, `shared.rs`), also `Shared::remotes[index]`: held here so that
     /// the per-poll path reaches it with one load, not an index into the pool's slice.
-    pub(super) remote: Arc<CachePadded<Remote>>,
+    pub(in crate::scheduler) remote: Arc<CachePadded<Remote>>,
     /// This core's counters, also `Shared::counters[index]`, held here for the same reason.
-    pub(super) counters: Arc<CachePadded<CoreCounters>>,
+    pub(in crate::scheduler) counters: Arc<CachePadded<CoreCounters>>,
     /// The owner's end of this core's LIFO slot (`remote.lifo`): puts tasks in, and takes them
     /// without a read-modify-write (`sync/slot.rs`). Only this core's holder pushes or takes
     /// through it; the watcher and the monitor take through `remote.lifo`.
-    pub(super) lifo: SlotOwner<TaskMeta>,
+    pub(in crate::scheduler) lifo: SlotOwner<TaskMeta>,
     /// Whether this core may have put a task in its LIFO slot since it last emptied it (a thief
     /// may have taken it since): saves an atomic take per task when the slot is unused.
-    pub(super) lifo_filled: bool,
+    pub(in crate::scheduler) lifo_filled: bool,
     /// Whether this core may have deferred a task since it last flushed its deferred list (a
     /// thief may have taken them since): saves a lock per pick when nothing was deferred.
-    pub(super) deferred_filled: bool,
-    pub(super) local: Worker<Runnable>,
+    pub(in crate::scheduler) deferred_filled: bool,
+    pub(in crate::scheduler) local: Worker<Runnable>,
     /// How far the chain of wakes or the turn of local tasks under way went.
-    pub(super) turn: TurnCounts,
-    pub(super) tick: u32,
+    pub(in crate::scheduler) turn: TurnCounts,
+    pub(in crate::scheduler) tick: u32,
     /// Ticks left until the next fairness tick (`GLOBAL_QUEUE_INTERVAL` apart): a countdown, so
     /// that the per-task path does no division.
-    pub(super) until_interval: u32,
-    pub(super) searching: bool,
+    pub(in crate::scheduler) until_interval: u32,
+    pub(in crate::scheduler) searching: bool,
     /// Whether this core found a task since it last woke or spun: only then does it spin before
     /// parking (`search.rs`), so a worker woken for nothing, the watcher at its deadline say,
     /// parks again at once.
-    pub(super) spin_armed: bool,
-    pub(super) rng: FastRand,
+    pub(in crate::scheduler) spin_armed: bool,
+    pub(in crate::scheduler) rng: FastRand,
     /// Spawns made on this core, to spread their registry entries over shards.
-    pub(super) spawns: usize,
+    pub(in crate::scheduler) spawns: usize,
     /// Listed as parked and waiting for its token, in a worker loop run as a future.
-    pub(super) parked: bool,
+    pub(in crate::scheduler) parked: bool,
     /// The current term, while this core holds the watcher role or was last woken from it.
-    pub(super) watch: Option<Watch>,
+    pub(in crate::scheduler) watch: Option<Watch>,
     /// The last term saw an owner at work: take the role again at the next park (`watch.rs`).
-    pub(super) watch_next: bool,
+    pub(in crate::scheduler) watch_next: bool,
     /// Set when this core's thread learnt, at the end of a poll, that the monitor took the core
     /// over: the thread gives it up instead of running its loop on (see `monitor.rs`).
-    pub(super) taken_over: bool,
+    pub(in crate::scheduler) taken_over: bool,
     /// Polls begun on this core, wrapping: the count in its progress word.
-    pub(super) polls: usize,
+    pub(in crate::scheduler) polls: usize,
     /// A poll began (`begin_poll`) and its end is not recorded yet (`finish_poll`).
-    pub(super) polling: bool,
+    pub(in crate::scheduler) polling: bool,
     /// The identity of the task being polled, while its pool keeps task records (the dump).
-    pub(super) polling_task: Option<TaskInfo>,
+    pub(in crate::scheduler) polling_task: Option<TaskInfo>,
     /// The pool records each poll for its slow-poll hook or keeps task records (the dump): its
     /// configuration, read once, so that a poll's begin tests one flag of its own core.
-    pub(super) poll_hooks: bool,
-    pub(super) reactor_turn: ReactorTurn,
+    pub(in crate::scheduler) poll_hooks: bool,
+    pub(in crate::scheduler) reactor_turn: ReactorTurn,
     /// The local tasks' home of the thread that runs this core, once that thread spawned one
     /// (`local.rs`); taken off before the core goes to another thread (`detach_home`).
-    pub(super) home: Option<Arc<LocalHome>>,
+    pub(in crate::scheduler) home: Option<Arc<LocalHome>>,
 }
 
 /// A poll that the monitor flagged while it ran (see [`Core::finish_poll`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Flagged {
+pub(in crate::scheduler) struct Flagged {
     /// The core it ran on.
-    pub(super) index: usize,
+    pub(in crate::scheduler) index: usize,
     /// The monitor took the core over during it: the thread gives the core up.
-    pub(super) taken: bool,
+    pub(in crate::scheduler) taken: bool,
 }
 
 /// Where [`Core::push`] put a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Pushed {
+pub(in crate::scheduler) enum Pushed {
     /// Into the deferred list or the deque of a running worker, core `.0` (the deque if it
     /// displaced the LIFO slot's task): other workers may steal it.
     Stealable(usize),
@@ -153,19 +153,19 @@ pub(super) enum Pushed {
 /// module docs). A turn of local tasks run outside the context's borrow (`local_turn.rs`) takes
 /// a copy, moves it as the core's picks would, and writes it back.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct TurnCounts {
+pub(in crate::scheduler) struct TurnCounts {
     /// Tasks taken in a row from the LIFO slot (in a turn of local tasks, the thread's task
     /// scheduled last).
-    pub(super) lifo_polls: u32,
+    pub(in crate::scheduler) lifo_polls: u32,
     /// Local tasks this core may still take before its other queues get a turn (a turn of
     /// local tasks began when it took one; see `Core::next_in_local_turn`).
-    pub(super) local_turn: u32,
+    pub(in crate::scheduler) local_turn: u32,
 }
 
 impl TurnCounts {
     /// True while a turn of local tasks is under way.
     #[inline]
-    pub(super) fn in_local_turn(&self) -> bool {
+    pub(in crate::scheduler) fn in_local_turn(&self) -> bool {
         self.local_turn > 0
     }
 
@@ -174,7 +174,7 @@ impl TurnCounts {
     /// row, else `pop_ready`'s (the oldest). `None` once the turn ended: its tasks were taken,
     /// or none is queued.
     #[inline]
-    pub(super) fn next_local(
+    pub(in crate::scheduler) fn next_local(
         &mut self,
         pop_next: impl FnOnce() -> Option<Runnable>,
         pop_ready: impl FnOnce() -> Option<Runnable>,
@@ -194,7 +194,7 @@ impl TurnCounts {
         Some(runnable)
     }
 
-    pub(super) fn end_local_turn(&mut self) {
+    pub(in crate::scheduler) fn end_local_turn(&mut self) {
         self.local_turn = 0;
         // The LIFO slot's task, woken during the turn, goes first.
         self.lifo_polls = 0;
@@ -204,7 +204,7 @@ impl TurnCounts {
 impl Core {
     /// Core `index` of a pool whose loops run inside the reactor if `in_reactor`; `remote` and
     /// `counters` are the pool's for that index.
-    pub(super) fn new(
+    pub(in crate::scheduler) fn new(
         index: usize,
         local: Worker<Runnable>,
         remote: Arc<CachePadded<Remote>>,
@@ -242,14 +242,14 @@ impl Core {
 
     /// This core's shared half (`Remote`, `shared.rs`): the progress word, the LIFO slot, the inbox.
     #[inline]
-    pub(super) fn remote(&self) -> &Remote {
+    pub(in crate::scheduler) fn remote(&self) -> &Remote {
         &self.remote
     }
 
     /// Records the start of a poll of `runnable` in this core's progress word (and, with a
     /// slow-poll hook, its task). The loops call it as they hand out the task they picked.
     #[inline]
-    pub(super) fn begin_poll(&mut self, shared: &Shared, runnable: &Runnable) {
+    pub(in crate::scheduler) fn begin_poll(&mut self, shared: &Shared, runnable: &Runnable) {
         if self.poll_hooks {
             self.begin_hooked_poll(shared, runnable);
         }
@@ -262,7 +262,7 @@ impl Core {
     /// `context.rs`): the poll goes on, on this core, so it is marked running again, as a new
     /// poll of the same task (its record for reports stays the one `begin_poll` made), so that
     /// the monitor can see it stuck and take the core over.
-    pub(super) fn resume_poll(&mut self) {
+    pub(in crate::scheduler) fn resume_poll(&mut self) {
         self.polls = self.polls.wrapping_add(1);
         self.polling = true;
         self.remote.progress.begin_poll(self.polls);
@@ -274,7 +274,7 @@ impl Core {
     /// `taken_over`): the caller then reports the poll's end outside the context's borrow, and
     /// stops if the core was taken.
     #[inline]
-    pub(super) fn finish_poll(&mut self) -> Option<Flagged> {
+    pub(in crate::scheduler) fn finish_poll(&mut self) -> Option<Flagged> {
         if !std::mem::replace(&mut self.polling, false) {
             return None;
         }
@@ -291,13 +291,13 @@ impl Core {
     /// (`local_turn.rs`). Never in a pool with poll hooks, whose polls all go through
     /// `begin_poll` and `finish_poll`.
     #[inline]
-    pub(super) fn local_turn_goes_on(&self) -> bool {
+    pub(in crate::scheduler) fn local_turn_goes_on(&self) -> bool {
         self.turn.in_local_turn() && !self.poll_hooks
     }
 
     /// The rest of the turn of local tasks under way (see `local_turn_goes_on`), for
     /// `local_turn.rs`: this core's index, its poll under way, and its picks' counts.
-    pub(super) fn local_turn_rest(&self) -> (usize, usize, TurnCounts) {
+    pub(in crate::scheduler) fn local_turn_rest(&self) -> (usize, usize, TurnCounts) {
         (self.index, self.polls, self.turn)
     }
 
@@ -305,7 +305,13 @@ impl Core {
     /// too: the count of polls begun, the picks' counts, the local tasks it ran after the first
     /// (which the pick counted), and whether the monitor flagged the last poll (`taken_over` as
     /// `finish_poll` sets it).
-    pub(super) fn end_local_run(&mut self, polls: usize, turn: TurnCounts, ran: u32, flagged: Option<Flagged>) {
+    pub(in crate::scheduler) fn end_local_run(
+        &mut self,
+        polls: usize,
+        turn: TurnCounts,
+        ran: u32,
+        flagged: Option<Flagged>,
+    ) {
         self.polls = polls;
         self.polling = false;
         self.turn = turn;
@@ -319,7 +325,7 @@ impl Core {
     /// outside the context's borrow moves on without the core (`local_turn.rs`), counting each
     /// of those polls as a local task run: before a poll's end that another path records (a
     /// hand-off during such a turn).
-    pub(super) fn sync_polls(&mut self) {
+    pub(in crate::scheduler) fn sync_polls(&mut self) {
         let begun = self.remote.progress.polls_since(self.polls);
         self.polls = self.polls.wrapping_add(begun);
         self.counters().local_runs.add(begun as u64);
@@ -353,7 +359,7 @@ impl Core {
     }
 
     /// Makes a core given up after a takeover, its queues emptied, ready to be a spare.
-    pub(super) fn reset_as_spare(&mut self) {
+    pub(in crate::scheduler) fn reset_as_spare(&mut self) {
         self.lifo_filled = false;
         self.deferred_filled = false;
         self.turn = TurnCounts::default();
@@ -370,7 +376,12 @@ impl Core {
     /// into the deferred list, anything else into the LIFO slot, whose previous task goes to
     /// the deque.
     #[inline]
-    pub(super) fn push(&mut self, shared: &Shared, runnable: Runnable, woken_while_running: bool) -> Pushed {
+    pub(in crate::scheduler) fn push(
+        &mut self,
+        shared: &Shared,
+        runnable: Runnable,
+        woken_while_running: bool,
+    ) -> Pushed {
         let stealable = self.push_task(shared, runnable, woken_while_running);
         match (self.parked, stealable) {
             (true, _) => Pushed::OwnParkedCore(self.index),
@@ -409,7 +420,7 @@ impl Core {
     /// there, so that an idle worker may take some (a parking worker's re-scan could have
     /// missed them while they were in transit).
     #[inline]
-    pub(super) fn announce_deque(&self, shared: &Shared) {
+    pub(in crate::scheduler) fn announce_deque(&self, shared: &Shared) {
         if !self.local.is_empty() {
             self.notify_one(shared);
         }
@@ -417,47 +428,47 @@ impl Core {
 
     /// `Sleepers::notify_one`, counted as this core's.
     #[inline]
-    pub(super) fn notify_one(&self, shared: &Shared) {
+    pub(in crate::scheduler) fn notify_one(&self, shared: &Shared) {
         shared.sleepers.notify_one_from(WakeSource::Core(self.counters()));
     }
 
     /// This core's counters (see `counters.rs`).
     #[inline]
-    pub(super) fn counters(&self) -> &CoreCounters {
+    pub(in crate::scheduler) fn counters(&self) -> &CoreCounters {
         &self.counters
     }
 
     /// True if this core's thread owns local tasks (a home).
     #[inline]
-    pub(super) fn has_home(&self) -> bool {
+    pub(in crate::scheduler) fn has_home(&self) -> bool {
         self.home.is_some()
     }
 
     /// True if this core's thread may have a local task queued (a hint without the lock).
     #[inline]
-    pub(super) fn has_local_task_hint(&self) -> bool {
+    pub(in crate::scheduler) fn has_local_task_hint(&self) -> bool {
         self.home.as_ref().is_some_and(|home| home.has_queued())
     }
 
     /// True if this core's thread has a local task queued, looked at under the queue's lock:
     /// the re-check of a worker about to park (`park.rs`).
-    pub(super) fn has_local_task_locked(&self) -> bool {
+    pub(in crate::scheduler) fn has_local_task_locked(&self) -> bool {
         self.home.as_ref().is_some_and(|home| !home.is_empty_locked())
     }
 
     /// Marks this core parked (or not) in a worker loop run inside the reactor, telling its
     /// thread's home if it has one (see `local::note_core_parked`).
     #[cfg_attr(loom, allow(dead_code))] // loom builds have no reactor loop
-    pub(super) fn set_parked(&mut self, parked: bool) {
+    pub(in crate::scheduler) fn set_parked(&mut self, parked: bool) {
         self.parked = parked;
         if self.home.is_some() {
-            super::local::note_core_parked(parked);
+            crate::scheduler::cores::local::note_core_parked(parked);
         }
     }
 
     /// Makes `home`, this thread's, the one this core picks local tasks from, and the one a wake
     /// from another thread finds this core through.
-    pub(super) fn attach_home(&mut self, home: &Arc<LocalHome>) {
+    pub(in crate::scheduler) fn attach_home(&mut self, home: &Arc<LocalHome>) {
         home.attach(self.index);
         *lock(&self.remote.home) = Some(home.clone());
         self.home = Some(home.clone());
@@ -465,9 +476,9 @@ impl Core {
 
     /// Before this core leaves its thread (handed off, retired, given up): the thread's home
     /// stays with the thread, which drives it from now on (`local_drive.rs`).
-    pub(super) fn detach_home(&mut self) {
+    pub(in crate::scheduler) fn detach_home(&mut self) {
         if let Some(home) = self.home.take() {
-            super::local::note_core_parked(false);
+            crate::scheduler::cores::local::note_core_parked(false);
             lock(&self.remote.home).take();
             home.detach();
         }
@@ -475,7 +486,7 @@ impl Core {
 
     /// The task in this core's LIFO slot, counting the take for the watcher.
     #[inline]
-    pub(super) fn take_lifo(&mut self) -> Option<Runnable> {
+    pub(in crate::scheduler) fn take_lifo(&mut self) -> Option<Runnable> {
         if !std::mem::replace(&mut self.lifo_filled, false) {
             return None;
         }
@@ -497,7 +508,7 @@ impl Drop for Core {
 /// inside the task; this guard only keeps the worker alive should `run` unwind anyway (it never
 /// does for crew's own tasks).
 #[inline]
-pub(super) fn run_task(runnable: Runnable) {
+pub(in crate::scheduler) fn run_task(runnable: Runnable) {
     if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runnable.run())) {
         crate::policy::drop_payload(payload);
     }

@@ -46,11 +46,11 @@ const MAX_SHARDS: usize = 64;
 /// through the arena's bins. With 32, `busy_chains` (chains of tasks each spawning the next,
 /// beside yielding tasks) took 0.82 of tokio's time, with 7 0.73 (modes probe, the median of six
 /// processes' medians; `docs/performance-notes.md`, "Remote spawn").
-pub(super) const ENDED_BATCH: usize = 7;
+pub(in crate::scheduler) const ENDED_BATCH: usize = 7;
 
 /// Spawns a thread registers on one shard before it moves to the next: as many as a batch of
 /// ended entries, so that a run of tasks ending on one worker fills one shard's list.
-pub(super) const SPAWN_RUN: usize = ENDED_BATCH;
+pub(in crate::scheduler) const SPAWN_RUN: usize = ENDED_BATCH;
 
 /// A task's entry in its pool's registry, which is also its count of live tasks: removed when
 /// the task ends.

@@ -23,11 +23,11 @@
 
 use std::io;
 
-use super::context;
-use super::local_turn::LocalTurn;
-use super::shared::{PoolKind, Shared};
-use super::worker::{run_task, Core};
 use crate::config::{BuildError, Config};
+use crate::scheduler::cores::context;
+use crate::scheduler::cores::shared::{PoolKind, Shared};
+use crate::scheduler::cores::worker::{run_task, Core};
+use crate::scheduler::local_tasks::local_turn::LocalTurn;
 use crate::sync::{lock, thread, Arc, Mutex, Ordering};
 
 /// For a pool with no monitor thread (takeover and slow-poll reports both off), which is where
@@ -65,7 +65,7 @@ fn run(shared: Arc<Shared>, core: Box<Core>) {
     loop {
         let early = run_core(&shared, core);
         // Until none of this thread's local tasks is alive, or shutdown.
-        super::local_drive::finish_worker_thread(&shared);
+        crate::scheduler::local_tasks::local_drive::finish_worker_thread(&shared);
         let spare = early && !shared.is_shutdown();
         // As many spares as the stuck threads a takeover may leave, and at least one per worker
         // (hand-offs, with takeover off too).
@@ -75,7 +75,7 @@ fn run(shared: Arc<Shared>, core: Box<Core>) {
             // Its local home, if it has one, goes on with the next core (`run_core`).
             Some(next) => core = next,
             None => {
-                super::local_drive::close_thread_home();
+                crate::scheduler::local_tasks::local_drive::close_thread_home();
                 return;
             }
         }
@@ -89,12 +89,12 @@ fn run_core(shared: &Arc<Shared>, core: Box<Core>) -> bool {
     shared.counters[core.index].busy.begin(shared.clock.now());
     context::enter(shared.clone(), core);
     // A spare thread that ran local tasks in an earlier worker life: its new core runs them.
-    if let Some(home) = super::local::this_thread_home() {
+    if let Some(home) = crate::scheduler::cores::local::this_thread_home() {
         context::attach_home(&home);
     }
     if shared.drives_reactor() {
         #[cfg(not(loom))] // async-io does not build under loom, whose configs never drive it
-        super::reactor::run_loop(shared);
+        crate::scheduler::reactor_loop::reactor::run_loop(shared);
     } else {
         blocking_loop(shared);
     }
@@ -172,7 +172,7 @@ impl Shared {
             }
         }
         if shared.config.monitor {
-            if let Err(err) = super::monitor::start(&shared) {
+            if let Err(err) = crate::scheduler::takeover::monitor::start(&shared) {
                 shared.shutdown();
                 return Err(BuildError::spawn(err));
             }
@@ -180,7 +180,7 @@ impl Shared {
             prepare_fences_off_path();
         }
         if shared.reports.is_some() {
-            if let Err(err) = super::reporter::start(&shared) {
+            if let Err(err) = crate::scheduler::takeover::reporter::start(&shared) {
                 shared.shutdown();
                 return Err(BuildError::spawn(err));
             }
@@ -189,7 +189,7 @@ impl Shared {
     }
 
     /// Starts a thread running the worker loop of `core`. On failure gives `core` back.
-    pub(super) fn start_worker(this: &Arc<Self>, core: Box<Core>) -> Result<(), (Box<Core>, io::Error)> {
+    pub(in crate::scheduler) fn start_worker(this: &Arc<Self>, core: Box<Core>) -> Result<(), (Box<Core>, io::Error)> {
         match Shared::start_worker_if(this, core, |_| true) {
             Ok(_) => Ok(()),
             Err(failed) => Err(failed),
@@ -201,7 +201,7 @@ impl Shared {
     /// runs only if `go`, called with the core once the thread exists and before the thread can
     /// take it, says so. Gives `core` back if `go` said no (`Ok(Some)`; a new thread then exits
     /// at once, a spare waits on) or if no thread could start (`Err`, and `go` was not called).
-    pub(super) fn start_worker_if(
+    pub(in crate::scheduler) fn start_worker_if(
         this: &Arc<Self>,
         mut core: Box<Core>,
         go: impl FnOnce(&mut Core) -> bool,
@@ -253,7 +253,7 @@ impl Shared {
     /// Keeps a new worker thread's handle for shutdown to join, joining the threads that gave
     /// their core away and returned, so that a long-lived pool (the global one is never dropped)
     /// does not pile up exited-but-unjoined threads, each holding its stack until joined.
-    pub(super) fn keep_thread(&self, handle: thread::JoinHandle<()>) {
+    pub(in crate::scheduler) fn keep_thread(&self, handle: thread::JoinHandle<()>) {
         let finished = {
             let mut threads = lock(&self.threads);
             let (finished, running) = std::mem::take(&mut *threads).into_iter().partition(crate::sync::is_finished);

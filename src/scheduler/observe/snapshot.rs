@@ -12,8 +12,8 @@
 
 use std::time::Duration;
 
-use super::shared::Shared;
 use crate::metrics::{BlockingMetrics, Metrics, WorkerMetrics};
+use crate::scheduler::cores::shared::Shared;
 use crate::sync::lock;
 
 impl Shared {

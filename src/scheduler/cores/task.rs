@@ -46,7 +46,7 @@
 //!   the member's `OnTaskEnd`, in the future's part of the allocation (a pointer to the set
 //!   and the id). **Abort state** needs no bit in the task: an abort closes the task through
 //!   async-task, via the task the join handle shares with its abort handles (`abort.rs`).
-//! - **A local (`!Send`) task's owner**: its thread's home (`scheduler/local.rs`), captured by
+//! - **A local (`!Send`) task's owner**: its thread's home (`scheduler/cores/local.rs`), captured by
 //!   the local task's schedule function (8 bytes after the header, one reference count per
 //!   wake), so paid by local tasks only; their metadata's `pool` is `None`.
 

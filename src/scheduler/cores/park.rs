@@ -13,18 +13,18 @@
 //! - The blocking loop waits here (`next_task`); the loop inside the reactor shares
 //!   `prepare_park` and `resume_after_wake` and waits by polling (`reactor.rs`).
 
-use super::shared::Runnable;
+use crate::scheduler::cores::shared::Runnable;
 
-use super::shared::{Queued, Shared};
-use super::watch::{rescue, start_term};
-use super::worker::Core;
 use crate::identity::Activity;
+use crate::scheduler::cores::shared::{Queued, Shared};
+use crate::scheduler::cores::worker::Core;
+use crate::scheduler::takeover::watch::{rescue, start_term};
 use crate::sync::{fence, planted_bug, Ordering};
 
 impl Core {
     /// The next task to run, parking (blocking the thread) while there is none. `None`: the
     /// pool shuts down.
-    pub(super) fn next_task(&mut self, shared: &Shared) -> Option<Runnable> {
+    pub(in crate::scheduler) fn next_task(&mut self, shared: &Shared) -> Option<Runnable> {
         loop {
             if shared.is_shutdown() {
                 return None;
@@ -43,7 +43,7 @@ impl Core {
     /// (`watch.rs`). Returns whether the caller should now wait for its token (until
     /// `self.watch`'s deadline, if set): false if this core has local work or the pool shuts
     /// down.
-    pub(super) fn prepare_park(&mut self, shared: &Shared) -> bool {
+    pub(in crate::scheduler) fn prepare_park(&mut self, shared: &Shared) -> bool {
         self.watch = None;
         if let Some(runnable) = self.take_lifo() {
             shared.record_queued(&runnable, Activity::Deque(self.index));
@@ -114,7 +114,7 @@ impl Core {
     /// After the token came: woken by `notify_one` or `wake_self`, which counted this worker as
     /// a searcher, or by shutdown's `notify_all`, which did not. A watcher whose interval is
     /// over first rescues the LIFO tasks of owners that are stuck (see `watch.rs`).
-    pub(super) fn resume_after_wake(&mut self, shared: &Shared) {
+    pub(in crate::scheduler) fn resume_after_wake(&mut self, shared: &Shared) {
         let counters = self.counters();
         counters.unparks.incr();
         counters.busy.begin(shared.clock.now());
@@ -132,8 +132,8 @@ impl Core {
 mod tests {
     use std::sync::Arc;
 
-    use super::super::shared::{PoolKind, Shared};
     use super::Core;
+    use crate::scheduler::cores::shared::{PoolKind, Shared};
 
     /// A two-worker pool whose loops never started: its shared state and its two cores.
     fn two_cores() -> (Arc<Shared>, Core, Core) {

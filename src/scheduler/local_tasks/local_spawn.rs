@@ -16,12 +16,12 @@ use std::task::{Context, Poll};
 
 use async_task::{Schedule, ScheduleInfo, WithInfo};
 
-use super::context;
-use super::local::{with_here, LocalHome, TaskKey, HERE};
-use super::local_drive::{in_block_on, in_local_poll, Counted, POLLING};
-use super::registry::Registration;
-use super::shared::{RawRunnable, Runnable, TaskMeta};
 use crate::identity::{OnTaskEnd, TaskId, TaskInfo};
+use crate::scheduler::cores::context;
+use crate::scheduler::cores::local::{with_here, LocalHome, TaskKey, HERE};
+use crate::scheduler::cores::registry::Registration;
+use crate::scheduler::cores::shared::{RawRunnable, Runnable, TaskMeta};
+use crate::scheduler::local_tasks::local_drive::{in_block_on, in_local_poll, Counted, POLLING};
 use crate::sync::{Arc, Ordering};
 
 /// What a local task tells at its end: its home's live count (its [`Polled`] future gave its

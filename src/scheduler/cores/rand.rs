@@ -5,18 +5,18 @@
 
 /// A small xorshift generator for picking steal victims.
 #[derive(Debug)]
-pub(super) struct FastRand {
+pub(in crate::scheduler) struct FastRand {
     state: u64,
 }
 
 impl FastRand {
-    pub(super) fn new(seed: u64) -> FastRand {
+    pub(in crate::scheduler) fn new(seed: u64) -> FastRand {
         // Any non-zero state works; mix the seed so neighbouring workers diverge at once.
         FastRand { state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1 }
     }
 
     /// A number in `0..n` (`n > 0`).
-    pub(super) fn below(&mut self, n: usize) -> usize {
+    pub(in crate::scheduler) fn below(&mut self, n: usize) -> usize {
         let mut x = self.state;
         x ^= x << 13;
         x ^= x >> 7;

@@ -10,7 +10,7 @@
 //!   (`run.rs`), and it is closed when the thread exits. At most `max_stuck_threads` wait at
 //!   once, or as many as the pool's workers if that is more (a hand-off's thread, takeover
 //!   off); none under loom, whose models never reuse a thread.
-//! - [`Shared::start_worker_if`](super::shared::Shared) hands a core to a waiting spare before
+//! - [`Shared::start_worker_if`](crate::scheduler::cores::shared::Shared) hands a core to a waiting spare before
 //!   it starts a thread: a spare named for the same worker number (threads are named
 //!   `{prefix}-N` when they start, and a running thread cannot be renamed, so a spare runs only
 //!   the cores of its own number: every worker thread's name stays true), the most recent first
@@ -26,11 +26,11 @@ use std::time::Duration;
 use crate::sync::{lock, shrunk_under_loom, wait_until, Arc, Deadline, Event, Listener, Mutex};
 
 /// How long a spare thread waits for a core before it exits.
-pub(super) const SPARE_WAIT: Duration = Duration::from_secs(10);
+pub(in crate::scheduler) const SPARE_WAIT: Duration = Duration::from_secs(10);
 
 /// The spare threads of one pool, waiting for a core (`C`: the worker's `Box<Core>`; this file
 /// only passes it on).
-pub(super) struct SpareThreads<C> {
+pub(in crate::scheduler) struct SpareThreads<C> {
     waiting: Mutex<Vec<Arc<Spare<C>>>>,
 }
 
@@ -63,7 +63,7 @@ enum Mailbox<C> {
 
 /// A spare a starter took out of the list and reserved: [`SpareThreads::give`] or
 /// [`SpareThreads::withdraw`] it.
-pub(super) struct Reserved<C>(Arc<Spare<C>>);
+pub(in crate::scheduler) struct Reserved<C>(Arc<Spare<C>>);
 
 impl<C> std::fmt::Debug for SpareThreads<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -76,7 +76,7 @@ impl<C> SpareThreads<C> {
     /// until one comes (`Some`), [`SPARE_WAIT`] passes, or the pool shuts down (`None`: the
     /// thread exits). `cap` spares at most wait; `is_shutdown` is read after this spare is
     /// listed, so that shutdown marks it or it sees the flag.
-    pub(super) fn wait(&self, worker: usize, cap: usize, is_shutdown: impl Fn() -> bool) -> Option<C> {
+    pub(in crate::scheduler) fn wait(&self, worker: usize, cap: usize, is_shutdown: impl Fn() -> bool) -> Option<C> {
         let spare = Arc::new(Spare { worker, state: Mutex::new(Mailbox::Waiting), changed: Event::new() });
         {
             let mut waiting = lock(&self.waiting);
@@ -119,7 +119,7 @@ impl<C> SpareThreads<C> {
 
     /// Takes the most recent waiting spare named for worker number `worker` and reserves it, if
     /// there is one that has not given up.
-    pub(super) fn reserve(&self, worker: usize) -> Option<Reserved<C>> {
+    pub(in crate::scheduler) fn reserve(&self, worker: usize) -> Option<Reserved<C>> {
         loop {
             let spare = {
                 let mut waiting = lock(&self.waiting);
@@ -136,20 +136,20 @@ impl<C> SpareThreads<C> {
     }
 
     /// Hands `core` to the reserved spare, which runs it.
-    pub(super) fn give(&self, reserved: Reserved<C>, core: C) {
+    pub(in crate::scheduler) fn give(&self, reserved: Reserved<C>, core: C) {
         *lock(&reserved.0.state) = Mailbox::Core(core);
         reserved.0.changed.notify(usize::MAX);
     }
 
     /// The starter decided not to start the core: the spare waits on, listed again.
-    pub(super) fn withdraw(&self, reserved: Reserved<C>) {
+    pub(in crate::scheduler) fn withdraw(&self, reserved: Reserved<C>) {
         *lock(&reserved.0.state) = Mailbox::Waiting;
         lock(&self.waiting).push(reserved.0.clone());
         reserved.0.changed.notify(usize::MAX);
     }
 
     /// The pool shuts down: every waiting spare gives up now.
-    pub(super) fn release_all(&self) {
+    pub(in crate::scheduler) fn release_all(&self) {
         for spare in std::mem::take(&mut *lock(&self.waiting)) {
             {
                 let mut state = lock(&spare.state);
@@ -162,7 +162,7 @@ impl<C> SpareThreads<C> {
     }
 
     /// How many spares wait now (a snapshot, for the metrics).
-    pub(super) fn len(&self) -> usize {
+    pub(in crate::scheduler) fn len(&self) -> usize {
         lock(&self.waiting).len()
     }
 }

@@ -47,42 +47,42 @@ const ONE_POLL: usize = 1 << 3;
 /// One term of the watcher role (`watch.rs`): when it ends, and each core's progress when it
 /// began. A worker's `Core` holds it while the worker watches.
 #[derive(Debug)]
-pub(super) struct Watch {
+pub(in crate::scheduler) struct Watch {
     /// When the watcher wakes itself to look again.
-    pub(super) deadline: Deadline,
+    pub(in crate::scheduler) deadline: Deadline,
     /// Each core's progress when the term began.
-    pub(super) progress: Box<[ProgressSnapshot]>,
+    pub(in crate::scheduler) progress: Box<[ProgressSnapshot]>,
 }
 
 /// A value of a core's progress: its word, and the marks in its flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct ProgressSnapshot(usize);
+pub(in crate::scheduler) struct ProgressSnapshot(usize);
 
 impl ProgressSnapshot {
     /// True while the owner was inside a poll.
-    pub(super) fn in_poll(self) -> bool {
+    pub(in crate::scheduler) fn in_poll(self) -> bool {
         self.0 & IN_POLL != 0
     }
 
     /// True if the monitor reported this poll as slow.
     #[cfg(test)]
-    pub(super) fn reported(self) -> bool {
+    pub(in crate::scheduler) fn reported(self) -> bool {
         self.0 & REPORTED != 0
     }
 
     /// True if the monitor took the core over during this poll.
-    pub(super) fn taken(self) -> bool {
+    pub(in crate::scheduler) fn taken(self) -> bool {
         self.0 & TAKEN != 0
     }
 
     /// The number of polls the owner began (wrapping at 2^61).
-    pub(super) fn polls(self) -> u64 {
+    pub(in crate::scheduler) fn polls(self) -> u64 {
         (self.0 / ONE_POLL) as u64
     }
 
     /// True if `self` and `other` are the same poll (or the same pause between polls): no poll
     /// began or ended in between. Flags do not count.
-    pub(super) fn same_as(self, other: ProgressSnapshot) -> bool {
+    pub(in crate::scheduler) fn same_as(self, other: ProgressSnapshot) -> bool {
         self.word() == other.word()
     }
 
@@ -97,14 +97,14 @@ impl ProgressSnapshot {
 
 /// A core's progress word and flags (see the module docs).
 #[derive(Debug, Default)]
-pub(super) struct Progress {
+pub(in crate::scheduler) struct Progress {
     word: AtomicUsize,
     flags: AtomicUsize,
 }
 
 impl Progress {
     /// The current value.
-    pub(super) fn load(&self) -> ProgressSnapshot {
+    pub(in crate::scheduler) fn load(&self) -> ProgressSnapshot {
         // Acquire: pairs with `begin_poll`'s Release (the poll's record), and the word before
         // the flags: flags cleared at a poll's end are seen cleared with the next poll's word.
         // Otherwise a sample for heuristics (is the owner stuck?): marks are decided by the
@@ -116,14 +116,14 @@ impl Progress {
     /// How many polls the owner began since its poll number `polls`, as its word says (a turn
     /// of local tasks begins polls without the core's count, `local_turn.rs`). Called by the
     /// owner.
-    pub(super) fn polls_since(&self, polls: usize) -> usize {
+    pub(in crate::scheduler) fn polls_since(&self, polls: usize) -> usize {
         // Relaxed: the owner reads its own last store. The word wraps at 2^61 polls.
         (self.word.load(Ordering::Relaxed) / ONE_POLL).wrapping_sub(polls) & (usize::MAX / ONE_POLL)
     }
 
     /// Called by the owner right before its poll number `polls` (counted by the owner).
     #[inline]
-    pub(super) fn begin_poll(&self, polls: usize) {
+    pub(in crate::scheduler) fn begin_poll(&self, polls: usize) {
         // Release: the monitor's Acquire load of an in-poll value then sees what the owner
         // recorded of the poll before (`Remote::record_poll`), and the flags it cleared.
         self.word.store(polls.wrapping_mul(ONE_POLL) | IN_POLL, Ordering::Release);
@@ -132,7 +132,7 @@ impl Progress {
     /// Called by the owner right after its poll number `polls`: `Some` of the marks the monitor
     /// set during it (reported, taken), `None` without one (the common case, decided by one load).
     #[inline]
-    pub(super) fn end_poll(&self, polls: usize) -> Option<ProgressSnapshot> {
+    pub(in crate::scheduler) fn end_poll(&self, polls: usize) -> Option<ProgressSnapshot> {
         let ended = polls.wrapping_mul(ONE_POLL);
         // Release: as `begin_poll`'s. The store, the light half and the load are the owner's
         // side of the fence pair (see the module docs).
@@ -171,13 +171,13 @@ impl Progress {
 
     /// The monitor marks the poll it saw as `seen` as reported. False if that poll is over (or
     /// its flags changed: the monitor looks again).
-    pub(super) fn report(&self, seen: ProgressSnapshot) -> bool {
+    pub(in crate::scheduler) fn report(&self, seen: ProgressSnapshot) -> bool {
         self.mark(seen, REPORTED)
     }
 
     /// The monitor takes the core over during the poll it saw as `seen`. False if that poll is
     /// over (or its flags changed): then the owner still has its core.
-    pub(super) fn take(&self, seen: ProgressSnapshot) -> bool {
+    pub(in crate::scheduler) fn take(&self, seen: ProgressSnapshot) -> bool {
         self.mark(seen, TAKEN)
     }
 
@@ -209,7 +209,7 @@ impl Progress {
 
     /// Clears the flags of a core given up after a takeover (its owner's count `polls`), before
     /// it is handed out again.
-    pub(super) fn reset(&self, polls: usize) {
+    pub(in crate::scheduler) fn reset(&self, polls: usize) {
         self.word.store(polls.wrapping_mul(ONE_POLL), Ordering::SeqCst);
         self.flags.store(0, Ordering::SeqCst);
     }

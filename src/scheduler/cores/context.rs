@@ -19,12 +19,12 @@
 use std::cell::{Cell, RefCell};
 use std::hash::{BuildHasher, Hasher};
 
-use super::shared::Runnable;
+use crate::scheduler::cores::shared::Runnable;
 
-use super::local::LocalHome;
-use super::registry::{Registry, SPAWN_RUN};
-use super::shared::{PoolKind, Shared};
-use super::worker::{Core, Pushed};
+use crate::scheduler::cores::local::LocalHome;
+use crate::scheduler::cores::registry::{Registry, SPAWN_RUN};
+use crate::scheduler::cores::shared::{PoolKind, Shared};
+use crate::scheduler::cores::worker::{Core, Pushed};
 use crate::sync::{thread_local, Arc};
 
 thread_local! {
@@ -41,12 +41,12 @@ struct Current {
 }
 
 /// Makes this thread the one running `core` of `shared`'s pool.
-pub(super) fn enter(shared: Arc<Shared>, core: Box<Core>) {
+pub(in crate::scheduler) fn enter(shared: Arc<Shared>, core: Box<Core>) {
     CURRENT.with(|current| *current.borrow_mut() = Some(Current { shared, core: Some(core) }));
 }
 
 /// Ends this thread's worker life: the core, if it still owns it.
-pub(super) fn leave() -> Option<Box<Core>> {
+pub(in crate::scheduler) fn leave() -> Option<Box<Core>> {
     CURRENT.with(|current| current.borrow_mut().take()).and_then(|current| current.core)
 }
 
@@ -62,7 +62,7 @@ fn with_current<R>(f: impl FnOnce(&mut Current) -> Option<R>) -> Option<R> {
 static PRIVATE_POOLS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Notes that a private pool exists, before its threads start (see [`current_private_pool`]).
-pub(super) fn note_private_pool() {
+pub(in crate::scheduler) fn note_private_pool() {
     // Relaxed: every thread that can see the pool as current learned of the pool through the
     // synchronisation that follows this store (its start, or the handing over of the `Pool`).
     PRIVATE_POOLS.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -121,20 +121,20 @@ impl Drop for Entered {
 
 /// Runs `f` on this thread's core and pool, if it still owns a core (see [`with_current`]).
 #[inline]
-pub(super) fn with_core<R>(f: impl FnOnce(&Arc<Shared>, &mut Core) -> R) -> Option<R> {
+pub(in crate::scheduler) fn with_core<R>(f: impl FnOnce(&Arc<Shared>, &mut Core) -> R) -> Option<R> {
     with_current(|current| Some(f(&current.shared, current.core.as_mut()?)))
 }
 
 /// Whether this thread still runs a core: a task's poll may have handed it to another thread.
 #[inline]
-pub(super) fn owns_core() -> bool {
+pub(in crate::scheduler) fn owns_core() -> bool {
     with_current(|current| current.core.as_ref().map(|_| ())).is_some()
 }
 
 /// Puts `runnable` into the current thread's core, if this thread runs a worker of `shared`'s
 /// pool. `Err(runnable)` if it belongs in the injector.
 #[inline]
-pub(super) fn schedule_local(
+pub(in crate::scheduler) fn schedule_local(
     shared: &Shared,
     runnable: Runnable,
     woken_while_running: bool,
@@ -167,7 +167,7 @@ pub(super) fn schedule_local(
 /// (the notify inside the borrow for both), the wake path lost its inlining: about 30 more
 /// instructions per wake (`scripts/locked-count`).
 #[inline]
-pub(super) fn schedule_on_own_core(
+pub(in crate::scheduler) fn schedule_on_own_core(
     pool: *const Shared,
     runnable: Runnable,
     woken_while_running: bool,
@@ -191,23 +191,23 @@ pub(super) fn schedule_on_own_core(
 /// `crew::block_on`), holding that pool's registry if it keeps task records (where a local task
 /// spawned here registers, for the dump).
 #[inline]
-pub(super) fn local_spawn_pool() -> Option<Option<Arc<Registry>>> {
+pub(in crate::scheduler) fn local_spawn_pool() -> Option<Option<Arc<Registry>>> {
     with_current(|current| Some(current.shared.registry().filter(|_| current.shared.keeps_task_records()).cloned()))
 }
 
 /// The pool and core this thread runs now, if it runs one.
-pub(super) fn current_core() -> Option<(Arc<Shared>, usize)> {
+pub(in crate::scheduler) fn current_core() -> Option<(Arc<Shared>, usize)> {
     with_core(|shared, core| (shared.clone(), core.index))
 }
 
 /// Attaches this thread's new local home to the core it runs, if any (see `local.rs`).
-pub(super) fn attach_home(home: &Arc<LocalHome>) {
+pub(in crate::scheduler) fn attach_home(home: &Arc<LocalHome>) {
     with_core(|_, core| core.attach_home(home));
 }
 
 /// After a local task was pushed onto this thread's own home: if the thread's core is parked (a
 /// wake from inside the reactor), it wakes itself, as for `Pushed::OwnParkedCore`.
-pub(super) fn wake_own_parked_core() {
+pub(in crate::scheduler) fn wake_own_parked_core() {
     with_core(|shared, core| {
         if core.parked {
             shared.sleepers.wake_self(core.index);
@@ -217,7 +217,7 @@ pub(super) fn wake_own_parked_core() {
 
 /// Counts a local task spawned on this thread's core, if it runs one.
 #[inline]
-pub(super) fn count_local_spawn() {
+pub(in crate::scheduler) fn count_local_spawn() {
     with_core(|_, core| core.counters().local_spawned.incr());
 }
 
@@ -269,7 +269,7 @@ pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
         return Ok(());
     }
     if let Err((mut core, err)) = Shared::start_worker(&shared, core) {
-        if let Some(home) = super::local::this_thread_home() {
+        if let Some(home) = crate::scheduler::cores::local::this_thread_home() {
             core.attach_home(&home);
         }
         // The caller's poll runs on with the core: the monitor must see it as a poll again.

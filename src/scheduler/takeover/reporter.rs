@@ -21,12 +21,12 @@
 
 use std::io;
 
-use super::shared::Shared;
+use crate::scheduler::cores::shared::Shared;
 use crate::sync::{fence, thread, Arc, Listener, Ordering};
 
 /// Starts `shared`'s reporter thread (the pool has a hook). It is not joined (see the module
 /// docs).
-pub(super) fn start(shared: &Arc<Shared>) -> io::Result<()> {
+pub(in crate::scheduler) fn start(shared: &Arc<Shared>) -> io::Result<()> {
     let for_thread = shared.clone();
     thread::Builder::new().name("crew-reporter".to_owned()).spawn(move || run(for_thread))?;
     Ok(())
@@ -38,7 +38,7 @@ fn run(shared: Arc<Shared>) {
         return;
     };
     // `crew::spawn` in the hook targets this pool (see the module docs).
-    let _entered = super::context::enter_pool(&shared);
+    let _entered = crate::scheduler::cores::context::enter_pool(&shared);
     // The `tokio` feature: hooks run inside the pool's tokio context, as its tasks do.
     #[cfg(feature = "tokio")]
     let tokio = shared.config.tokio_handle.clone().unwrap_or_else(crate::tokio_context::own);
@@ -69,6 +69,6 @@ mod tests {
     #[test]
     fn the_documented_capacity_is_the_queues() {
         // `Builder::on_slow_poll` and `Metrics::slow_poll_reports_dropped` say 1,024.
-        assert_eq!(super::super::reports::QUEUE_CAPACITY, 1024);
+        assert_eq!(crate::scheduler::takeover::reports::QUEUE_CAPACITY, 1024);
     }
 }

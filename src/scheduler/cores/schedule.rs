@@ -11,14 +11,14 @@
 
 use async_task::{Schedule, ScheduleInfo, WithInfo};
 
-use super::context;
-use super::shared::Shared;
-use super::shared::{RawRunnable, Runnable, TaskMeta};
+use crate::scheduler::cores::context;
+use crate::scheduler::cores::shared::Shared;
+use crate::scheduler::cores::shared::{RawRunnable, Runnable, TaskMeta};
 use crate::sync::Arc;
 
 /// Where a `spawn_pinned` task's first run goes: the inbox of core `.0` (see `pinned.rs`).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Pinned(pub(super) usize);
+pub(crate) struct Pinned(pub(in crate::scheduler) usize);
 
 impl Shared {
     /// A new task's first run: where any schedule of this pool's goes, or a pinned task's core's

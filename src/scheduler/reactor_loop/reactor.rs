@@ -20,13 +20,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::shared::Runnable;
+use crate::scheduler::cores::shared::Runnable;
 
-use super::context;
-use super::local_turn::LocalTurn;
-use super::shared::Shared;
-use super::sleep::Sleepers;
-use super::worker::{run_task, Core, GLOBAL_QUEUE_INTERVAL, MAX_TASKS_PER_TICK};
+use crate::scheduler::cores::context;
+use crate::scheduler::cores::shared::Shared;
+use crate::scheduler::cores::worker::{run_task, Core, GLOBAL_QUEUE_INTERVAL, MAX_TASKS_PER_TICK};
+use crate::scheduler::local_tasks::local_turn::LocalTurn;
+use crate::scheduler::sleep::Sleepers;
 use crate::sync::EventListener;
 
 /// The most tasks the loop runs between two turns of the reactor: a turn is due every
@@ -36,7 +36,7 @@ const MAX_POLLS_PER_TURN: u32 = GLOBAL_QUEUE_INTERVAL * MAX_TASKS_PER_TICK;
 
 /// Runs the worker loop inside the reactor until shutdown, or until the core went to another
 /// thread.
-pub(super) fn run_loop(shared: &Shared) {
+pub(in crate::scheduler) fn run_loop(shared: &Shared) {
     async_io::block_on(WorkerLoop { shared, park: Park::default() });
 }
 
@@ -200,7 +200,7 @@ mod tests {
     use std::time::Instant;
 
     use super::{Core, Park};
-    use crate::scheduler::shared::{PoolKind, Shared};
+    use crate::scheduler::cores::shared::{PoolKind, Shared};
 
     #[derive(Default)]
     struct CountWakes(AtomicUsize);
@@ -263,7 +263,7 @@ mod tests {
     #[test]
     fn the_reactor_turns_every_interval_of_ticks_and_a_chain_of_wakes_ticks_once_per_run() {
         let interval = super::GLOBAL_QUEUE_INTERVAL as usize;
-        let run = crate::scheduler::worker::MAX_LIFO_POLLS as usize + 1;
+        let run = crate::scheduler::cores::worker::MAX_LIFO_POLLS as usize + 1;
         // Intervals to go through: one under miri, which runs about a thousand times slower.
         let n = if cfg!(miri) { 1 } else { 3 };
         assert_eq!(periodic_turns(true, false, n * interval), n, "one turn per interval of tasks from the deque");

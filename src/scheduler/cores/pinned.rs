@@ -16,10 +16,10 @@
 //!   drops it; a push that finds its core so (after the clearing) moves its task to the
 //!   injector. So every task sent here runs or is dropped once, as any other.
 
-use super::schedule::Pinned;
-use super::shared::Runnable;
-use super::shared::Shared;
-use super::worker::Core;
+use crate::scheduler::cores::schedule::Pinned;
+use crate::scheduler::cores::shared::Runnable;
+use crate::scheduler::cores::shared::Shared;
+use crate::scheduler::cores::worker::Core;
 use crate::sync::{fence, lock, planted_bug, Ordering};
 
 impl Shared {
@@ -41,7 +41,7 @@ impl Shared {
                 .map(|offset| (start + offset) % slots)
                 .find(|&index| self.is_active(index) && self.worker_number(index) != usize::MAX)
         };
-        let random = super::rand::FastRand::new(next as u64).below(slots);
+        let random = crate::scheduler::cores::rand::FastRand::new(next as u64).below(slots);
         let chosen = match (running_from(next % slots), running_from(random)) {
             (Some(a), Some(b)) if a != b => {
                 if load(b) < load(a) {
@@ -58,7 +58,7 @@ impl Shared {
 
     /// Queues `runnable`, a pinned task's first run, in core `core`'s inbox and wakes the core if
     /// it is parked.
-    pub(super) fn push_inbox(&self, core: usize, runnable: Runnable) {
+    pub(in crate::scheduler) fn push_inbox(&self, core: usize, runnable: Runnable) {
         // See `has_inbox_task_fenced`; a load first, so that the flag's line is written once.
         if !self.pinned_used.load(Ordering::SeqCst) {
             self.pinned_used.store(true, Ordering::SeqCst);
@@ -86,7 +86,7 @@ impl Shared {
     }
 
     /// Wakes core `index` if it is listed as parked, for a task queued only it takes.
-    pub(super) fn wake_core(&self, index: usize) {
+    pub(in crate::scheduler) fn wake_core(&self, index: usize) {
         self.sleepers.wake_listed(index);
     }
 }
@@ -94,7 +94,7 @@ impl Shared {
 impl Core {
     /// The next task in this core's inbox, if any.
     #[inline]
-    pub(super) fn take_inbox(&self, shared: &Shared) -> Option<Runnable> {
+    pub(in crate::scheduler) fn take_inbox(&self, shared: &Shared) -> Option<Runnable> {
         // Relaxed: a hint; the re-check before parking locks the inbox after a fence.
         if self.remote().inbox.len.load(Ordering::Relaxed) == 0 {
             return None;
@@ -103,7 +103,7 @@ impl Core {
     }
 
     /// The next task in core `index`'s inbox, under its lock.
-    pub(super) fn take_inbox_of(shared: &Shared, index: usize) -> Option<Runnable> {
+    pub(in crate::scheduler) fn take_inbox_of(shared: &Shared, index: usize) -> Option<Runnable> {
         let inbox = &shared.remotes[index].inbox;
         let mut queued = lock(&inbox.queue);
         let runnable = queued.pop_front();
@@ -114,7 +114,7 @@ impl Core {
 
     /// True if a task only this worker takes may be queued (its thread's local tasks, its inbox):
     /// a hint without a lock, for a searcher's spin.
-    pub(super) fn has_own_task_hint(&self) -> bool {
+    pub(in crate::scheduler) fn has_own_task_hint(&self) -> bool {
         // Relaxed: a hint; the re-check before parking locks both.
         self.has_local_task_hint() || self.remote().inbox.len.load(Ordering::Relaxed) > 0
     }
@@ -126,7 +126,7 @@ impl Shared {
     /// pinned spawn: the flag is stored (SeqCst) before the first push, so a look that reads it
     /// unset precedes that store in the SeqCst order, and that push's wake then sees the owner
     /// listed (`sleep/README.md`, "Local tasks").
-    pub(super) fn has_inbox_task_fenced(&self, index: usize) -> bool {
+    pub(in crate::scheduler) fn has_inbox_task_fenced(&self, index: usize) -> bool {
         self.pinned_used() && !lock(&self.remotes[index].inbox.queue).is_empty()
     }
 
@@ -134,7 +134,7 @@ impl Shared {
     ///
     /// [`has_inbox_task_fenced`]: Shared::has_inbox_task_fenced
     #[inline]
-    pub(super) fn pinned_used(&self) -> bool {
+    pub(in crate::scheduler) fn pinned_used(&self) -> bool {
         // SeqCst: see `has_inbox_task_fenced`.
         self.pinned_used.load(Ordering::SeqCst)
     }

@@ -39,19 +39,19 @@
 
 use std::time::Duration;
 
-use super::shared::Runnable;
 use crate::identity::Activity;
+use crate::scheduler::cores::shared::Runnable;
 
-use super::progress::Watch;
-use super::shared::Shared;
+use crate::scheduler::cores::shared::Shared;
+use crate::scheduler::takeover::progress::Watch;
 use crate::sync::{Deadline, Worker};
 
 /// How long the watcher lets an owner sit inside one poll, its LIFO slot holding a task, before
 /// it takes the task.
-pub(super) const WATCH_INTERVAL: Duration = Duration::from_micros(250);
+pub(in crate::scheduler) const WATCH_INTERVAL: Duration = Duration::from_micros(250);
 
 /// Starts a term of the watcher role now (`Core::watch`).
-pub(super) fn start_term(shared: &Shared) -> Watch {
+pub(in crate::scheduler) fn start_term(shared: &Shared) -> Watch {
     Watch {
         deadline: Deadline::after(WATCH_INTERVAL),
         progress: shared.remotes[..shared.active_slots()].iter().map(|remote| remote.progress.load()).collect(),
@@ -62,7 +62,7 @@ pub(super) fn start_term(shared: &Shared) -> Watch {
 /// other core that began no poll since the term began. Returns whether an owner was at work
 /// meanwhile (some other core began or ended a poll, or a push woke the watcher early): then
 /// the watcher takes the role again when it next parks with nothing to do.
-pub(super) fn rescue(term: Watch, shared: &Shared, me: usize, local: &Worker<Runnable>) -> bool {
+pub(in crate::scheduler) fn rescue(term: Watch, shared: &Shared, me: usize, local: &Worker<Runnable>) -> bool {
     if !term.deadline.has_passed() {
         // Woken early (by a notify): the owners had less than an interval.
         return true;

@@ -26,16 +26,16 @@
 //!   turns of the reactor). It does not look for shutdown: a turn is at most `LOCAL_TURN` tasks,
 //!   and the pick after it does.
 
-use super::context;
-use super::local::{self, Queue};
-use super::shared::Shared;
-use super::worker::{run_task, Flagged, TurnCounts};
+use crate::scheduler::cores::context;
+use crate::scheduler::cores::local::{self, Queue};
+use crate::scheduler::cores::shared::Shared;
+use crate::scheduler::cores::worker::{run_task, Flagged, TurnCounts};
 use crate::sync::planted_bug;
 
 /// The rest of a turn of local tasks, taken from the core whose loop began the turn's first
 /// poll (see the module docs).
 #[derive(Debug)]
-pub(super) struct LocalTurn {
+pub(in crate::scheduler) struct LocalTurn {
     /// The core that runs the turn.
     index: usize,
     /// Polls begun on it: the poll under way is this one.
@@ -56,7 +56,7 @@ impl LocalTurn {
     /// `budget` more tasks. Returns how many it ran, and the poll the monitor flagged, if it
     /// flagged one (the turn then stopped). If the core went to another thread, returns at once:
     /// the loop finds it gone.
-    pub(super) fn run_rest(shared: &Shared, budget: u32) -> (u32, Option<Flagged>) {
+    pub(in crate::scheduler) fn run_rest(shared: &Shared, budget: u32) -> (u32, Option<Flagged>) {
         // `None`: the poll handed the core off.
         let Some((index, polls, turn)) = context::with_core(|_, core| core.local_turn_rest()) else {
             return (0, None);

@@ -12,26 +12,26 @@ use crate::report::SlowPoll;
 use crate::sync::{lock, Event, Mutex, SharedCounter};
 
 /// The most reports that wait for the hook at once.
-pub(super) const QUEUE_CAPACITY: usize = 1024;
+pub(in crate::scheduler) const QUEUE_CAPACITY: usize = 1024;
 
 /// A pool's queue of reports for its hook.
 #[derive(Debug)]
-pub(super) struct Reports {
+pub(in crate::scheduler) struct Reports {
     queue: Mutex<VecDeque<SlowPoll>>,
     /// Notified after each report is queued, and at shutdown.
-    pub(super) queued: Event,
+    pub(in crate::scheduler) queued: Event,
     /// Reports dropped because the queue was full.
-    pub(super) dropped: SharedCounter,
+    pub(in crate::scheduler) dropped: SharedCounter,
 }
 
 impl Reports {
-    pub(super) fn new() -> Reports {
+    pub(in crate::scheduler) fn new() -> Reports {
         Reports { queue: Mutex::new(VecDeque::new()), queued: Event::new(), dropped: SharedCounter::default() }
     }
 
     /// Queues `report` for the hook, or drops and counts it if the queue is full. Never blocks
     /// beyond the queue's lock, which no user code holds.
-    pub(super) fn queue(&self, report: SlowPoll) {
+    pub(in crate::scheduler) fn queue(&self, report: SlowPoll) {
         let refused = {
             let mut queue = lock(&self.queue);
             if queue.len() < QUEUE_CAPACITY {
@@ -55,17 +55,17 @@ impl Reports {
     }
 
     /// Wakes the reporter to see the shutdown.
-    pub(super) fn wake_for_shutdown(&self) {
+    pub(in crate::scheduler) fn wake_for_shutdown(&self) {
         self.queued.notify(usize::MAX);
     }
 
     /// Whether no report waits, under the queue's lock: the reporter's look before a wait.
-    pub(super) fn is_empty(&self) -> bool {
+    pub(in crate::scheduler) fn is_empty(&self) -> bool {
         lock(&self.queue).is_empty()
     }
 
     /// The oldest report waiting, if any: the reporter's.
-    pub(super) fn pop(&self) -> Option<SlowPoll> {
+    pub(in crate::scheduler) fn pop(&self) -> Option<SlowPoll> {
         lock(&self.queue).pop_front()
     }
 }

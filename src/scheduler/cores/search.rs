@@ -19,17 +19,17 @@
 //!   as a last resort, the older half of another worker's deferred list. It never touches
 //!   another core's LIFO slot: that is the watcher's (`watch.rs`).
 
-use super::shared::Runnable;
+use crate::scheduler::cores::shared::Runnable;
 
-use super::shared::Shared;
-use super::worker::Core;
 use crate::identity::Activity;
+use crate::scheduler::cores::shared::Shared;
+use crate::scheduler::cores::worker::Core;
 use crate::sync::{fence, retry, thread, Deadline, Ordering};
 
 impl Core {
     /// A task from this core's queues, the injector, or (as a searcher) other workers.
     #[inline]
-    pub(super) fn find_task(&mut self, shared: &Shared) -> Option<Runnable> {
+    pub(in crate::scheduler) fn find_task(&mut self, shared: &Shared) -> Option<Runnable> {
         let found = match self.next_local(shared) {
             Some(runnable) => Some(runnable),
             // Back after the reactor's turn, to run the deferred tasks.

@@ -32,19 +32,19 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::time::Instant;
 
-use super::task;
 use crate::identity::{Activity, TaskInfo};
+use crate::scheduler::cores::task;
 
-use super::context;
-use super::counters::{Clock, CoreCounters, OutsideCounters};
-use super::local::LocalHome;
-use super::progress::Progress;
-use super::registry::Registry;
-use super::reports::Reports;
-use super::sleep::{Sleepers, WakeSource};
-use super::spare_threads::SpareThreads;
-use super::worker::{Core, Pushed};
 use crate::config::Config;
+use crate::scheduler::cores::context;
+use crate::scheduler::cores::counters::{Clock, CoreCounters, OutsideCounters};
+use crate::scheduler::cores::local::LocalHome;
+use crate::scheduler::cores::registry::Registry;
+use crate::scheduler::cores::worker::{Core, Pushed};
+use crate::scheduler::sleep::{Sleepers, WakeSource};
+use crate::scheduler::takeover::progress::Progress;
+use crate::scheduler::takeover::reports::Reports;
+use crate::scheduler::takeover::spare_threads::SpareThreads;
 use crate::sync::{
     fence, lock, planted_bug, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex, MutexGuard,
     Ordering, SharedCounter, SingleWriterCounter, Slot, Stealer, Worker,
@@ -69,7 +69,7 @@ pub(crate) enum PoolKind {
 
 /// What a parking worker's re-scan found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Queued {
+pub(in crate::scheduler) enum Queued {
     /// A task in the injector, a deque or a deferred list: a searcher can take it.
     Stealable,
     /// No stealable task, but one in another core's LIFO slot: only the watcher may take it.
@@ -80,21 +80,21 @@ pub(super) enum Queued {
 
 /// The state every worker, schedule function and handle of one pool shares.
 pub(crate) struct Shared {
-    pub(super) injector: CachePadded<Injector<Runnable>>,
-    pub(super) stealers: Box<[Stealer<Runnable>]>,
+    pub(in crate::scheduler) injector: CachePadded<Injector<Runnable>>,
+    pub(in crate::scheduler) stealers: Box<[Stealer<Runnable>]>,
     /// Each core's LIFO slot and deferred list, by core index. Apart from `stealers`: thieves
     /// read the stealers all the time, and the owner writes here at every task it takes from
     /// its LIFO slot. Each in an allocation of its own, which its core holds too (`Core` reaches
     /// its own with one load at every poll, not an index into this slice).
-    pub(super) remotes: Box<[Arc<CachePadded<Remote>>]>,
+    pub(in crate::scheduler) remotes: Box<[Arc<CachePadded<Remote>>]>,
     /// Each core slot's state (running or spare, worker number), read-mostly: apart from
     /// `remotes`, whose lines their owners write at every poll.
-    pub(super) slot_states: Box<[SlotState]>,
+    pub(in crate::scheduler) slot_states: Box<[SlotState]>,
     /// The slots that have ever been active, a prefix (spares are handed out lowest index
     /// first): the workers, then the spares a takeover handed out. Sweeps over the cores (the
     /// steals, the re-scan before parking, the watcher's term) walk only these, not every spare.
     active_prefix: AtomicUsize,
-    pub(super) sleepers: Sleepers,
+    pub(in crate::scheduler) sleepers: Sleepers,
     /// Each core slot's counters, by core index, each on lines of its own (see `counters.rs`),
     /// held by its core too, as `remotes` are.
     pub(crate) counters: Box<[Arc<CachePadded<CoreCounters>>]>,
@@ -108,47 +108,47 @@ pub(crate) struct Shared {
     registry: Option<Arc<Registry>>,
     /// Whether a searcher is spinning before it parks (`search.rs`): one at a time, so that
     /// the other searchers park and are woken for batches (see `Core::spin_steal`).
-    pub(super) spinning: CachePadded<AtomicBool>,
-    pub(super) shutdown: AtomicBool,
+    pub(in crate::scheduler) spinning: CachePadded<AtomicBool>,
+    pub(in crate::scheduler) shutdown: AtomicBool,
     /// Set by shutdown before its last drain of the injector: from then on, whoever pushes a
     /// task into the injector also drops it (through a reaper thread, never inside a wake).
-    pub(super) reaped: AtomicBool,
+    pub(in crate::scheduler) reaped: AtomicBool,
     /// Cores whose worker loop has not exited yet.
-    pub(super) cores_running: AtomicUsize,
-    pub(super) cores_exited: Event,
-    pub(super) threads: Mutex<Vec<thread::JoinHandle<()>>>,
+    pub(in crate::scheduler) cores_running: AtomicUsize,
+    pub(in crate::scheduler) cores_exited: Event,
+    pub(in crate::scheduler) threads: Mutex<Vec<thread::JoinHandle<()>>>,
     /// Spare cores, not run by any thread: what a takeover hands to a new thread, and where a
     /// core given up by a stuck thread goes back (see `monitor.rs`). Their slots (indices
     /// `workers..` at the start) are in `stealers`, `remotes` and the sleepers like any core's.
     // Boxed: a core travels between threads as `Box<Core>` everywhere else (hand-off, start).
     #[allow(clippy::vec_box)]
-    pub(super) spares: Mutex<Vec<Box<Core>>>,
+    pub(in crate::scheduler) spares: Mutex<Vec<Box<Core>>>,
     /// Threads whose worker life ended early, waiting to run the next core a takeover or a
     /// hand-off starts (`spare_threads.rs`).
-    pub(super) spare_threads: SpareThreads<Box<Core>>,
+    pub(in crate::scheduler) spare_threads: SpareThreads<Box<Core>>,
     /// Worker threads this pool started (its first workers, takeovers', hand-offs'), not the
     /// times a spare thread took a core.
-    pub(super) threads_started: SharedCounter,
+    pub(in crate::scheduler) threads_started: SharedCounter,
     /// The queue of reports for the slow-poll hook, read by the reporter thread; `None` without
     /// a hook (see `reporter.rs`).
-    pub(super) reports: Option<Reports>,
+    pub(in crate::scheduler) reports: Option<Reports>,
     /// Worker threads that finish their local tasks after their worker life: shutdown wakes
     /// them (`local.rs`).
-    pub(super) orphans: Mutex<Vec<Arc<LocalHome>>>,
+    pub(in crate::scheduler) orphans: Mutex<Vec<Arc<LocalHome>>>,
     /// `spawn_pinned`'s round over the cores, one of its two candidates (`pinned.rs`).
-    pub(super) pinned_next: AtomicUsize,
+    pub(in crate::scheduler) pinned_next: AtomicUsize,
     /// Set before this pool's first `spawn_pinned` push: until then, a worker about to park does
     /// not lock its inbox (`pinned.rs`).
-    pub(super) pinned_used: AtomicBool,
+    pub(in crate::scheduler) pinned_used: AtomicBool,
     /// Global or private: `crew::spawn` on this pool's threads targets it if private.
-    pub(super) kind: PoolKind,
-    pub(super) config: Config,
+    pub(in crate::scheduler) kind: PoolKind,
+    pub(in crate::scheduler) config: Config,
 }
 
 impl Shared {
     /// The state of a pool of `config.workers` cores (and `config.max_stuck_threads` spare
     /// ones), and the cores, whose loops are yet to start (counted as running from here on).
-    pub(super) fn new(config: Config, kind: PoolKind) -> (Arc<Shared>, Vec<Core>) {
+    pub(in crate::scheduler) fn new(config: Config, kind: PoolKind) -> (Arc<Shared>, Vec<Core>) {
         let (workers, in_reactor) = (config.workers, config.drive_reactor);
         let slots = workers + config.max_stuck_threads;
         let locals: Vec<Worker<Runnable>> = (0..slots).map(|_| Worker::new_fifo()).collect();
@@ -210,12 +210,12 @@ impl Shared {
 
     /// The number of core slots: the workers and the spare cores.
     #[inline]
-    pub(super) fn slots(&self) -> usize {
+    pub(in crate::scheduler) fn slots(&self) -> usize {
         self.stealers.len()
     }
 
     /// The worker number core `index` runs as (see `SlotState::worker`).
-    pub(super) fn worker_number(&self, index: usize) -> usize {
+    pub(in crate::scheduler) fn worker_number(&self, index: usize) -> usize {
         // Relaxed: written before the thread that runs the core starts, or by the monitor for a
         // spare it is about to start; read for names and reports.
         self.slot_states[index].worker.load(Ordering::Relaxed)
@@ -224,14 +224,14 @@ impl Shared {
     /// The slots a sweep over the cores must look at: every slot at or past it is a spare that
     /// never ran, whose queues are empty.
     #[inline]
-    pub(super) fn active_slots(&self) -> usize {
+    pub(in crate::scheduler) fn active_slots(&self) -> usize {
         // Relaxed: as `is_active`'s; a core a takeover hands out starts with the only task the
         // monitor moved, which its new thread runs.
         self.active_prefix.load(Ordering::Relaxed)
     }
 
     /// Core `index`, a spare a takeover hands out, is active from now on.
-    pub(super) fn note_active(&self, index: usize) {
+    pub(in crate::scheduler) fn note_active(&self, index: usize) {
         // Relaxed: see `active_slots`. The monitor is the one writer.
         self.active_prefix.fetch_max(index + 1, Ordering::Relaxed);
         // Relaxed: see `is_active`.
@@ -240,7 +240,7 @@ impl Shared {
 
     /// True unless core `index` is a spare, whose queues are empty.
     #[inline]
-    pub(super) fn is_active(&self, index: usize) -> bool {
+    pub(in crate::scheduler) fn is_active(&self, index: usize) -> bool {
         // Relaxed: a spare's queues are empty whatever this reads, and a core handed out by a
         // takeover starts with the only task the monitor moved, which its new thread runs.
         self.slot_states[index].active.load(Ordering::Relaxed)
@@ -255,7 +255,7 @@ impl Shared {
     /// Notes in `runnable`'s record for the task dump, if the pool keeps records, where it is being
     /// queued. Without records, one test of the pool's configuration.
     #[inline]
-    pub(super) fn record_queued(&self, runnable: &Runnable, queued_in: Activity) {
+    pub(in crate::scheduler) fn record_queued(&self, runnable: &Runnable, queued_in: Activity) {
         if self.keeps_task_records() {
             if let Some(record) = runnable.metadata().info().record() {
                 record.queued(queued_in);
@@ -286,7 +286,7 @@ impl Shared {
     }
 
     /// Whether the worker loops run inside `async_io::block_on`, driving the reactor.
-    pub(super) fn drives_reactor(&self) -> bool {
+    pub(in crate::scheduler) fn drives_reactor(&self) -> bool {
         self.config.drive_reactor
     }
 
@@ -300,7 +300,7 @@ impl Shared {
 
     /// Where a task is queued, for the re-scan of worker `me` before it parks: a shared queue
     /// first, else another core's LIFO slot. Takes nothing.
-    pub(super) fn queued(&self, me: usize) -> Queued {
+    pub(in crate::scheduler) fn queued(&self, me: usize) -> Queued {
         let active = || (0..self.active_slots()).filter(|&index| self.is_active(index));
         if !self.injector.is_empty() || active().any(|index| !self.stealers[index].is_empty()) {
             return Queued::Stealable;
@@ -344,7 +344,7 @@ impl Shared {
     /// After a push into a worker's own queues (by a thread running that worker): wakes whom
     /// the push needs.
     #[inline]
-    pub(super) fn notify_pushed(&self, pushed: Pushed) {
+    pub(in crate::scheduler) fn notify_pushed(&self, pushed: Pushed) {
         match pushed {
             Pushed::Stealable(index) => {
                 if !planted_bug!("no_local_notify") {
@@ -369,7 +369,7 @@ impl Shared {
 
     /// Pushes a task woken outside this pool's workers into the injector. After shutdown the
     /// task stays there to be dropped by shutdown's drains, never here (see the module docs).
-    pub(super) fn push_remote(&self, runnable: Runnable) {
+    pub(in crate::scheduler) fn push_remote(&self, runnable: Runnable) {
         self.record_queued(&runnable, Activity::Injector);
         self.injector.push(runnable);
         // Pairs with the fence in `shutdown`: either this load sees the flag, or shutdown's
@@ -395,69 +395,69 @@ impl fmt::Debug for Shared {
 }
 
 /// A core's LIFO slot and deferred list, and the sign of its progress that the watcher reads.
-pub(super) struct Remote {
+pub(in crate::scheduler) struct Remote {
     /// The task woken last on this core (by a task it ran), run next. Private (see `watch.rs`):
     /// its owner is the core's `SlotOwner` (`Core::lifo`), the watcher and the monitor take
     /// through this. Its own allocation, on lines of its own (crew-slot aligns it): searchers
     /// lock the deferred list beside it as a last resort, and must not take the owner's line.
     /// `std`'s `Arc` under loom too: `Slot::claim` takes `self` in one.
-    pub(super) lifo: std::sync::Arc<Slot<TaskMeta>>,
+    pub(in crate::scheduler) lifo: std::sync::Arc<Slot<TaskMeta>>,
     /// Tasks woken while they ran (yields, and any wake during the poll, from any thread), held
     /// back until the owner runs out of other work or reaches its fairness tick. Searchers take
     /// from it as a last resort.
-    pub(super) deferred: Deferred,
+    pub(in crate::scheduler) deferred: Deferred,
     /// The owner's polls (see `progress.rs`): a value that does not move while it is inside a
     /// poll means the owner is stuck in that poll.
-    pub(super) progress: Progress,
+    pub(in crate::scheduler) progress: Progress,
     /// The poll running now, for slow-poll reports (see the module docs).
-    pub(super) current: Mutex<CurrentPoll>,
+    pub(in crate::scheduler) current: Mutex<CurrentPoll>,
     /// The local tasks' home of the thread running this core, if it has one: for the metrics
     /// and `spawn_pinned`'s choice. Locked by the owner only as a home attaches or leaves.
-    pub(super) home: Mutex<Option<Arc<LocalHome>>>,
+    pub(in crate::scheduler) home: Mutex<Option<Arc<LocalHome>>>,
     /// `spawn_pinned` tasks sent to this core: only its owner takes them (see `pinned.rs`).
-    pub(super) inbox: Inbox,
+    pub(in crate::scheduler) inbox: Inbox,
 }
 
 /// A core's inbox of `spawn_pinned` tasks' first runs (see `pinned.rs`), its length mirrored for
 /// the owner's look without the lock.
 #[derive(Debug, Default)]
-pub(super) struct Inbox {
-    pub(super) queue: Mutex<VecDeque<Runnable>>,
-    pub(super) len: AtomicUsize,
+pub(in crate::scheduler) struct Inbox {
+    pub(in crate::scheduler) queue: Mutex<VecDeque<Runnable>>,
+    pub(in crate::scheduler) len: AtomicUsize,
 }
 
 /// What is known of a core slot besides its queues: read by searchers at every steal sweep and
 /// written only when a core is handed out or given back, so kept apart from the `Remote`, whose
 /// progress word its owner writes at every poll.
 #[derive(Debug)]
-pub(super) struct SlotState {
+pub(in crate::scheduler) struct SlotState {
     /// Set while the core is a running worker's, not a spare: from the pool's start (or the
     /// takeover that hands it out) until its thread retires it or gives it up; kept across a
     /// hand-off, which moves the loop to another thread.
-    pub(super) active: AtomicBool,
+    pub(in crate::scheduler) active: AtomicBool,
     /// The worker number this core runs as: its thread is named `{prefix}-{worker}`, and reports
     /// name it. A core that takes over a stuck one runs as that one's number, so the pool's
     /// workers keep their names; `usize::MAX` for a spare.
-    pub(super) worker: AtomicUsize,
+    pub(in crate::scheduler) worker: AtomicUsize,
 }
 
 impl SlotState {
-    pub(super) fn spare() -> SlotState {
+    pub(in crate::scheduler) fn spare() -> SlotState {
         SlotState { active: AtomicBool::new(false), worker: AtomicUsize::new(usize::MAX) }
     }
 }
 
 /// What the slow-poll reports know of a core's current poll.
 #[derive(Debug, Default)]
-pub(super) struct CurrentPoll {
+pub(in crate::scheduler) struct CurrentPoll {
     /// The task being polled (recorded only while the pool has a slow-poll hook).
-    pub(super) task: Option<TaskInfo>,
+    pub(in crate::scheduler) task: Option<TaskInfo>,
     /// When the monitor first saw this poll running, once it reported it as slow.
-    pub(super) slow_since: Option<Instant>,
+    pub(in crate::scheduler) slow_since: Option<Instant>,
 }
 
 impl Remote {
-    pub(super) fn new() -> Remote {
+    pub(in crate::scheduler) fn new() -> Remote {
         Remote {
             lifo: std::sync::Arc::new(Slot::new()),
             deferred: Deferred { list: Mutex::new(Vec::new()), len: SingleWriterCounter::default() },
@@ -469,7 +469,7 @@ impl Remote {
     }
 
     /// Records `task` as the one this core polls now (for slow-poll reports).
-    pub(super) fn record_poll(&self, task: &TaskInfo) {
+    pub(in crate::scheduler) fn record_poll(&self, task: &TaskInfo) {
         let previous = {
             let mut current = lock(&self.current);
             current.slow_since = None;
@@ -481,7 +481,7 @@ impl Remote {
 
     /// True if the LIFO slot holds a task.
     #[inline]
-    pub(super) fn has_lifo_task(&self) -> bool {
+    pub(in crate::scheduler) fn has_lifo_task(&self) -> bool {
         self.lifo.is_occupied()
     }
 }
@@ -489,7 +489,7 @@ impl Remote {
 /// A core's deferred list, its length mirrored (under its lock) for the metrics to read without
 /// locking.
 #[derive(Debug)]
-pub(super) struct Deferred {
+pub(in crate::scheduler) struct Deferred {
     list: Mutex<Vec<Runnable>>,
     len: SingleWriterCounter,
 }
@@ -497,18 +497,18 @@ pub(super) struct Deferred {
 impl Deferred {
     /// Locks the list; the length is written back as the guard drops.
     #[inline]
-    pub(super) fn lock(&self) -> DeferredGuard<'_> {
+    pub(in crate::scheduler) fn lock(&self) -> DeferredGuard<'_> {
         DeferredGuard { list: lock(&self.list), len: &self.len }
     }
 
     /// The length as of the last unlock, read without the lock: for statistics only.
-    pub(super) fn len_hint(&self) -> usize {
+    pub(in crate::scheduler) fn len_hint(&self) -> usize {
         self.len.get() as usize
     }
 }
 
 /// The locked deferred list (see [`Deferred::lock`]).
-pub(super) struct DeferredGuard<'a> {
+pub(in crate::scheduler) struct DeferredGuard<'a> {
     list: MutexGuard<'a, Vec<Runnable>>,
     len: &'a SingleWriterCounter,
 }

@@ -34,12 +34,12 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use super::progress::ProgressSnapshot;
-use super::shared::CurrentPoll;
-use super::shared::Runnable;
-use super::shared::Shared;
 use crate::identity::Activity;
 use crate::report::{SlowPoll, SlowPollKind};
+use crate::scheduler::cores::shared::CurrentPoll;
+use crate::scheduler::cores::shared::Runnable;
+use crate::scheduler::cores::shared::Shared;
+use crate::scheduler::takeover::progress::ProgressSnapshot;
 use crate::sync::{asymmetric, fence, lock, thread, wait_until, Arc, Deadline, Listener, Ordering};
 
 /// What the monitor remembers of one core between samples.
@@ -55,7 +55,7 @@ struct Sample {
 }
 
 /// Starts `shared`'s monitor thread.
-pub(super) fn start(shared: &Arc<Shared>) -> io::Result<()> {
+pub(in crate::scheduler) fn start(shared: &Arc<Shared>) -> io::Result<()> {
     let for_thread = shared.clone();
     let handle = thread::Builder::new().name("crew-monitor".to_owned()).spawn(move || run(&for_thread))?;
     shared.keep_thread(handle);
@@ -161,7 +161,7 @@ fn sample(shared: &Arc<Shared>, now: Instant, samples: &mut [Sample]) {
 /// Hands core `index`, whose owner was seen as `seen` inside a poll, to a new thread with a
 /// spare core (see the module docs). With `report` (when the monitor first saw the poll, and
 /// how long it has run), a pool with a hook queues a `TakenOver` report.
-pub(super) fn take_over(
+pub(in crate::scheduler) fn take_over(
     shared: &Arc<Shared>,
     index: usize,
     seen: ProgressSnapshot,
@@ -241,7 +241,7 @@ impl Shared {
 
     /// Called by the owner of core `index` when a poll the monitor reported returns: queues the
     /// `Returned` report (the hook runs on the reporter thread, never here).
-    pub(super) fn report_returned(&self, index: usize) {
+    pub(in crate::scheduler) fn report_returned(&self, index: usize) {
         if self.reports.is_none() {
             return;
         }
@@ -253,7 +253,7 @@ impl Shared {
 
 /// What a takeover attempt did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Takeover {
+pub(in crate::scheduler) enum Takeover {
     /// A new thread runs a spare core; the stuck thread gives its core up after the poll.
     Done,
     /// No spare core: the cap of stuck threads is reached.

@@ -13,10 +13,10 @@
 //! - No task is dropped inside a wake or under one of crew's locks: a future's drop may wake
 //!   other tasks or take locks that a waker's caller holds.
 
-use super::context;
-use super::shared::Runnable;
-use super::shared::Shared;
-use super::worker::Core;
+use crate::scheduler::cores::context;
+use crate::scheduler::cores::shared::Runnable;
+use crate::scheduler::cores::shared::Shared;
+use crate::scheduler::cores::worker::Core;
 use crate::sync::{fence, is_finished, lock, planted_bug, retry, thread, wait_until, Deadline, Listener, Ordering};
 
 impl Shared {
@@ -82,7 +82,7 @@ impl Shared {
 
     /// Called by a worker loop that exits for shutdown: drops its queued tasks, then counts
     /// the core out.
-    pub(super) fn retire_core(&self, mut core: Box<Core>) {
+    pub(in crate::scheduler) fn retire_core(&self, mut core: Box<Core>) {
         let remote = &self.remotes[core.index];
         // Each taken out under its lock and dropped after it: a future's drop may schedule
         // other tasks, and user code never runs under crew's locks.
@@ -128,7 +128,7 @@ impl Shared {
     /// taken over during its poll): its queued tasks go to the injector, announced, and the core
     /// becomes a spare for the next takeover. After shutdown, the injector's drains (or a reaper
     /// thread) drop those tasks, as for any late push.
-    pub(super) fn give_up_core(&self, mut core: Box<Core>) {
+    pub(in crate::scheduler) fn give_up_core(&self, mut core: Box<Core>) {
         // Relaxed: as in `run` (which stores it before it gets here too); before the inbox is
         // cleared below, so that a `spawn_pinned` push that comes after sees it (`pinned.rs`).
         self.slot_states[core.index].active.store(false, Ordering::Relaxed);
@@ -188,7 +188,7 @@ impl Shared {
     /// future's destructor needs. Rare: only tasks that were scheduled or running when the
     /// drain ran can come here, and each does once.
     #[cold]
-    pub(super) fn reap_late(&self) {
+    pub(in crate::scheduler) fn reap_late(&self) {
         let late = self.take_injector();
         if late.is_empty() {
             return;

@@ -14,10 +14,12 @@ use std::pin::Pin;
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Waker};
 
-use super::context;
-use super::local::{this_thread_home, with_here, Here, LocalHome, MainWake, DRIVE_BATCH, MAX_NEXT_POLLS};
-use super::shared::{Runnable, Shared};
 use crate::identity::Activity;
+use crate::scheduler::cores::context;
+use crate::scheduler::cores::local::{
+    this_thread_home, with_here, Here, LocalHome, MainWake, DRIVE_BATCH, MAX_NEXT_POLLS,
+};
+use crate::scheduler::cores::shared::{Runnable, Shared};
 use crate::sync::thread::LocalKey;
 use crate::sync::{lock, thread_local, Arc};
 
@@ -29,7 +31,7 @@ thread_local! {
 }
 
 /// True inside a `block_on` on this thread.
-pub(super) fn in_block_on() -> bool {
+pub(in crate::scheduler) fn in_block_on() -> bool {
     Counted::is_raised(&BLOCK_ON_DEPTH)
 }
 
@@ -42,11 +44,11 @@ pub(crate) fn enter_block_on() -> Counted {
 // executor that polls local tasks of this thread (only `block_on`, which then does not drive
 // them). Read at every local poll: a `const` thread-local outside loom (`sync::const_thread_local`).
 crate::sync::const_thread_local! {
-    pub(super) static POLLING: Cell<usize> = Cell::new(0);
+    pub(in crate::scheduler) static POLLING: Cell<usize> = Cell::new(0);
 }
 
 /// True while a local task is being polled on this thread.
-pub(super) fn in_local_poll() -> bool {
+pub(in crate::scheduler) fn in_local_poll() -> bool {
     Counted::is_raised(&POLLING)
 }
 
@@ -60,7 +62,7 @@ pub(crate) struct Counted {
 
 impl Counted {
     #[inline]
-    pub(super) fn raise(count: &'static LocalKey<Cell<usize>>) -> Counted {
+    pub(in crate::scheduler) fn raise(count: &'static LocalKey<Cell<usize>>) -> Counted {
         let raised = count.try_with(|count| count.set(count.get() + 1)).is_ok();
         Counted { count, raised }
     }
@@ -140,7 +142,7 @@ pub(crate) fn drive<F: Future>(
 #[inline]
 fn run_off_core(runnable: Runnable) {
     if runnable.metadata().info().record().is_none() {
-        super::worker::run_task(runnable);
+        crate::scheduler::cores::worker::run_task(runnable);
     } else {
         run_recorded_off_core(runnable);
     }
@@ -155,7 +157,7 @@ fn run_recorded_off_core(runnable: Runnable) {
     if let Some(record) = info.record() {
         record.running(Activity::NO_CORE);
     }
-    super::worker::run_task(runnable);
+    crate::scheduler::cores::worker::run_task(runnable);
     if let Some(record) = info.record() {
         record.poll_ended();
     }
@@ -165,7 +167,7 @@ fn run_recorded_off_core(runnable: Runnable) {
 /// owns local tasks, it runs them until none is alive, or until `shared`'s pool shuts down
 /// (then [`close_thread_home`] drops what is left, see the module docs). Shutdown wakes it
 /// (`orphans`).
-pub(super) fn finish_worker_thread(shared: &Arc<Shared>) {
+pub(in crate::scheduler) fn finish_worker_thread(shared: &Arc<Shared>) {
     let Some(home) = this_thread_home() else { return };
     // The thread stays its pool's: tasks its local tasks spawn go there.
     let _entered = context::enter_pool(shared);
@@ -191,7 +193,7 @@ pub(super) fn finish_worker_thread(shared: &Arc<Shared>) {
 
 /// Closes this thread's local home, if it has one, as its thread ends its life as a pool's
 /// thread: no local task can be spawned on it after this, and what is left is dropped.
-pub(super) fn close_thread_home() {
+pub(in crate::scheduler) fn close_thread_home() {
     if this_thread_home().is_some() {
         with_here(Here::close);
     }
@@ -210,7 +212,7 @@ impl Shared {
     }
 
     /// Wakes the threads that finish their local tasks, for shutdown (after its flag is set).
-    pub(super) fn wake_orphans(&self) {
+    pub(in crate::scheduler) fn wake_orphans(&self) {
         for orphan in lock(&self.orphans).iter() {
             orphan.unparker.unpark();
         }

@@ -21,19 +21,19 @@
 //!   victim's deferred list as a last resort (`search.rs`); then park (`park.rs`), as the
 //!   watcher if another core's LIFO slot holds a task (`watch.rs`).
 
-use super::local::LocalHome;
-use super::shared::{Runnable, Shared};
-use super::worker::{
+use crate::identity::Activity;
+use crate::scheduler::cores::local::LocalHome;
+use crate::scheduler::cores::shared::{Runnable, Shared};
+use crate::scheduler::cores::worker::{
     Core, GLOBAL_QUEUE_INTERVAL, LOCAL_TURN, MAX_INJECTOR_BATCH, MAX_INTERVAL_BATCH, MAX_LIFO_POLLS, MIN_INJECTOR_BATCH,
 };
-use crate::identity::Activity;
 use crate::sync::retry;
 
 impl Core {
     /// A task from this worker's own queues or an injector batch, without searching. `None`
     /// also when it stopped short of its deferred tasks to let the reactor turn
     /// (`self.reactor_turn.is_wanted()`).
-    pub(super) fn next_local(&mut self, shared: &Shared) -> Option<Runnable> {
+    pub(in crate::scheduler) fn next_local(&mut self, shared: &Shared) -> Option<Runnable> {
         if let Some(runnable) = self.next_in_chain() {
             return Some(runnable);
         }
@@ -162,7 +162,7 @@ impl Core {
     /// parked nor searching and the pool is not shutting down. Saves the full pick's steps for
     /// a task that one of them would have found at once.
     #[inline]
-    pub(super) fn next_quick(&mut self, shared: &Shared) -> Option<Runnable> {
+    pub(in crate::scheduler) fn next_quick(&mut self, shared: &Shared) -> Option<Runnable> {
         if self.parked || self.searching || shared.is_shutdown() {
             return None;
         }
@@ -175,7 +175,7 @@ impl Core {
     /// Moves this core's deferred tasks to the back of its deque, in the order they were woken.
     /// Returns whether there were any.
     #[inline]
-    pub(super) fn flush_deferred(&mut self, shared: &Shared) -> bool {
+    pub(in crate::scheduler) fn flush_deferred(&mut self, shared: &Shared) -> bool {
         if !std::mem::replace(&mut self.deferred_filled, false) {
             return false;
         }
@@ -195,7 +195,7 @@ impl Core {
     /// `docs/performance-notes.md`, "Message passing"). The length is a snapshot: a share a
     /// little off only moves tasks between workers, which steal them back. Counts the batch.
     #[inline]
-    pub(super) fn steal_injector(&self, shared: &Shared) -> Option<Runnable> {
+    pub(in crate::scheduler) fn steal_injector(&self, shared: &Shared) -> Option<Runnable> {
         let injector = &shared.injector;
         let share = injector_share(injector.len(), shared.workers());
         let first = retry(|| injector.steal_batch_with_limit_and_pop(&self.local, share))?;

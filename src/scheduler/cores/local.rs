@@ -42,10 +42,10 @@ use std::num::NonZeroUsize;
 use std::sync::Arc as StdArc;
 use std::task::{Wake, Waker};
 
-use super::context;
-use super::shared::Runnable;
-use super::shared::Shared;
 use crate::identity::Activity;
+use crate::scheduler::cores::context;
+use crate::scheduler::cores::shared::Runnable;
+use crate::scheduler::cores::shared::Shared;
 use crate::sync::{fence, lock, thread_local, Arc, AtomicBool, AtomicUsize, Mutex, Ordering, Parker};
 use crate::sync::{SingleWriterCounter, Unparker};
 
@@ -53,11 +53,11 @@ use crate::sync::{SingleWriterCounter, Unparker};
 const NO_CORE: usize = usize::MAX;
 
 /// How many local tasks `block_on` runs between two looks at its own future's wake.
-pub(super) const DRIVE_BATCH: usize = 61;
+pub(in crate::scheduler) const DRIVE_BATCH: usize = 61;
 
 /// How many tasks in a row a driver takes from [`Here::next`] before the queue's oldest (the
 /// worker loop's LIFO limit, `MAX_LIFO_POLLS`, for the same reason).
-pub(super) const MAX_NEXT_POLLS: u32 = super::worker::MAX_LIFO_POLLS;
+pub(in crate::scheduler) const MAX_NEXT_POLLS: u32 = crate::scheduler::cores::worker::MAX_LIFO_POLLS;
 
 /// A thread's queue of its own local tasks, and how to wake the thread (see the module docs).
 pub(crate) struct LocalHome {
@@ -75,11 +75,11 @@ pub(crate) struct LocalHome {
     /// The pool whose core the thread ran when the home was made (`None`: it ran none).
     pool: Option<Arc<Shared>>,
     /// Wakes the owner while it runs no core (in `block_on`, or finishing its local tasks).
-    pub(super) unparker: Unparker,
+    pub(in crate::scheduler) unparker: Unparker,
     /// Live local tasks: raised at each spawn, lowered at each task's end, both on the owner.
-    pub(super) live: SingleWriterCounter,
+    pub(in crate::scheduler) live: SingleWriterCounter,
     /// Set once [`Here::close`] began.
-    pub(super) closed: AtomicBool,
+    pub(in crate::scheduler) closed: AtomicBool,
 }
 
 impl std::fmt::Debug for LocalHome {
@@ -89,10 +89,10 @@ impl std::fmt::Debug for LocalHome {
 }
 
 /// What a thread keeps of its own home.
-pub(super) struct Here {
-    pub(super) home: Arc<LocalHome>,
+pub(in crate::scheduler) struct Here {
+    pub(in crate::scheduler) home: Arc<LocalHome>,
     /// The live local tasks' wakers, for [`Here::close`].
-    pub(super) tasks: RefCell<Tasks>,
+    pub(in crate::scheduler) tasks: RefCell<Tasks>,
     /// Tasks the owner scheduled itself: no lock, no atomic read-modify-write.
     own: RefCell<VecDeque<Runnable>>,
     /// The task the owner scheduled last, run next (at most [`MAX_NEXT_POLLS`] in a row), as
@@ -107,18 +107,18 @@ pub(super) struct Here {
     yielded: RefCell<VecDeque<Runnable>>,
     /// Tasks in `own`, `next` and `yielded` (published in [`LocalHome::own_len`]).
     queued: Cell<usize>,
-    pub(super) parker: Parker,
+    pub(in crate::scheduler) parker: Parker,
     /// The core this thread runs is parked (in the reactor: a wake on this thread then comes
     /// from the reactor, and the core must wake itself).
     core_parked: Cell<bool>,
     /// `block_on`'s waker for its future, reused by the outermost `block_on` that drives.
-    pub(super) main: RefCell<Option<(StdArc<MainWake>, Waker)>>,
+    pub(in crate::scheduler) main: RefCell<Option<(StdArc<MainWake>, Waker)>>,
 }
 
 thread_local! {
     // Not `const {}`: loom's `thread_local!` has no const form.
     #[allow(clippy::missing_const_for_thread_local)]
-    pub(super) static HERE: OnceCell<Here> = OnceCell::new();
+    pub(in crate::scheduler) static HERE: OnceCell<Here> = OnceCell::new();
 }
 
 impl Drop for Here {
@@ -130,7 +130,7 @@ impl Drop for Here {
 
 /// Runs `f` on this thread's [`Here`], making it first (and attaching it to the core the thread
 /// runs, if any). `None` while the thread-locals are being destroyed.
-pub(super) fn with_here<R>(f: impl FnOnce(&Here) -> R) -> Option<R> {
+pub(in crate::scheduler) fn with_here<R>(f: impl FnOnce(&Here) -> R) -> Option<R> {
     HERE.try_with(|here| {
         let mut made = false;
         let here = here.get_or_init(|| {
@@ -147,36 +147,36 @@ pub(super) fn with_here<R>(f: impl FnOnce(&Here) -> R) -> Option<R> {
 
 /// Notes that this thread's core parks (`true`) or woke, for a wake of one of its local tasks
 /// from inside the reactor (`LocalHome::schedule`). Called only by a thread with a home.
-pub(super) fn note_core_parked(parked: bool) {
+pub(in crate::scheduler) fn note_core_parked(parked: bool) {
     let _ = HERE.try_with(|here| here.get().map(|here| here.core_parked.set(parked)));
 }
 
 /// This thread's home, if it has one.
-pub(super) fn this_thread_home() -> Option<Arc<LocalHome>> {
+pub(in crate::scheduler) fn this_thread_home() -> Option<Arc<LocalHome>> {
     HERE.try_with(|here| here.get().map(|here| here.home.clone())).ok().flatten()
 }
 
 /// This thread's local queue, popped without a thread-local lookup per pop: for a worker's turn
 /// of local tasks (`local_turn.rs`).
-pub(super) struct Queue<'a>(&'a Here);
+pub(in crate::scheduler) struct Queue<'a>(&'a Here);
 
 impl Queue<'_> {
     /// As [`LocalHome::pop_next`].
     #[inline]
-    pub(super) fn pop_next(&self) -> Option<Runnable> {
+    pub(in crate::scheduler) fn pop_next(&self) -> Option<Runnable> {
         self.0.pop_next()
     }
 
     /// As [`LocalHome::pop_ready`].
     #[inline]
-    pub(super) fn pop_ready(&self) -> Option<Runnable> {
+    pub(in crate::scheduler) fn pop_ready(&self) -> Option<Runnable> {
         self.0.pop_ready()
     }
 
     /// Whether this thread runs a core (the home's `core`, which the thread sets and clears as
     /// it takes a core and gives it up, hand-offs included).
     #[inline]
-    pub(super) fn runs_core(&self) -> bool {
+    pub(in crate::scheduler) fn runs_core(&self) -> bool {
         // Relaxed: written by this thread only.
         self.0.home.core.load(Ordering::Relaxed) != NO_CORE
     }
@@ -185,7 +185,7 @@ impl Queue<'_> {
 /// Runs `f` on this thread's local queue; `None` if the thread has no home (or while its
 /// thread-locals are being destroyed).
 #[inline]
-pub(super) fn with_queue<R>(f: impl FnOnce(Queue<'_>) -> R) -> Option<R> {
+pub(in crate::scheduler) fn with_queue<R>(f: impl FnOnce(Queue<'_>) -> R) -> Option<R> {
     HERE.try_with(|here| here.get().map(|here| f(Queue(here)))).ok().flatten()
 }
 
@@ -270,7 +270,7 @@ impl Here {
     /// Closes the home (see the module docs): refuses new tasks, wakes every registered one, and
     /// drops every task that reaches the queue until none is alive, waiting on the parker for
     /// tasks in flight.
-    pub(super) fn close(&self) {
+    pub(in crate::scheduler) fn close(&self) {
         let home = &self.home;
         home.closed.store(true, Ordering::SeqCst);
         let wakers = self.tasks.borrow_mut().close();
@@ -296,14 +296,14 @@ impl Here {
 impl LocalHome {
     /// The core this home's thread runs, `core` of the pool it was made on: wakes from other
     /// threads go there from now on. Called by the owner.
-    pub(super) fn attach(&self, core: usize) {
+    pub(in crate::scheduler) fn attach(&self, core: usize) {
         self.core.store(core, Ordering::SeqCst);
     }
 
     /// The thread gives its core up: wakes from other threads unpark the thread from now on,
     /// and the caller, which goes on to drive the home itself, looks at the queue only after
     /// this fence (pairs with the fence in [`wake_owner`](LocalHome::wake_owner)).
-    pub(super) fn detach(&self) {
+    pub(in crate::scheduler) fn detach(&self) {
         self.core.store(NO_CORE, Ordering::SeqCst);
         fence(Ordering::SeqCst);
     }
@@ -311,7 +311,7 @@ impl LocalHome {
     /// Whether a task is queued (a hint: the owner's look before a wait locks the queue from
     /// other threads after a SeqCst fence, `park.rs`).
     #[inline]
-    pub(super) fn has_queued(&self) -> bool {
+    pub(in crate::scheduler) fn has_queued(&self) -> bool {
         // Relaxed: a hint for the owner's picks (see above).
         self.own_len.load(Ordering::Relaxed) > 0 || self.remote_len.load(Ordering::Relaxed) > 0
     }
@@ -329,25 +329,25 @@ impl LocalHome {
 
     /// The next queued task, if any. Called by the owner.
     #[inline]
-    pub(super) fn pop(&self) -> Option<Runnable> {
+    pub(in crate::scheduler) fn pop(&self) -> Option<Runnable> {
         HERE.try_with(|here| here.get().and_then(Here::pop)).ok().flatten()
     }
 
     /// The next queued task that did not yield, if any (a worker's pick). Called by the owner.
     #[inline]
-    pub(super) fn pop_ready(&self) -> Option<Runnable> {
+    pub(in crate::scheduler) fn pop_ready(&self) -> Option<Runnable> {
         HERE.try_with(|here| here.get().and_then(Here::pop_ready)).ok().flatten()
     }
 
     /// Whether a yielded task waits (see [`Here::yielded`]). Called by the owner.
-    pub(super) fn has_yielded(&self) -> bool {
+    pub(in crate::scheduler) fn has_yielded(&self) -> bool {
         HERE.try_with(|here| here.get().is_some_and(|here| !here.yielded.borrow().is_empty())).unwrap_or(false)
     }
 
     /// Moves the yielded tasks to the back of the queue, in the order they yielded: a worker's
     /// fairness tick, and its pick once it has nothing else. Returns whether there were any.
     /// Called by the owner.
-    pub(super) fn release_yielded(&self) -> bool {
+    pub(in crate::scheduler) fn release_yielded(&self) -> bool {
         HERE.try_with(|here| {
             let Some(here) = here.get() else { return false };
             let mut yielded = here.yielded.borrow_mut();
@@ -361,13 +361,13 @@ impl LocalHome {
     /// The task the owner scheduled last, if it is still queued (see [`Here::next`]). Called by
     /// the owner.
     #[inline]
-    pub(super) fn pop_next(&self) -> Option<Runnable> {
+    pub(in crate::scheduler) fn pop_next(&self) -> Option<Runnable> {
         HERE.try_with(|here| here.get().and_then(Here::pop_next)).ok().flatten()
     }
 
     /// Whether no task is queued, looked at under the lock of the queue other threads push to:
     /// the owner's look before a wait.
-    pub(super) fn is_empty_locked(&self) -> bool {
+    pub(in crate::scheduler) fn is_empty_locked(&self) -> bool {
         HERE.try_with(|here| here.get().map_or(true, Here::is_empty)).unwrap_or(true)
     }
 
@@ -387,7 +387,7 @@ impl LocalHome {
     /// any other thread, onto `remote`, then wake the owner (see the module docs). Never drops
     /// the task (a wake).
     #[inline]
-    pub(super) fn schedule(&self, runnable: Runnable, woken_while_running: bool) {
+    pub(in crate::scheduler) fn schedule(&self, runnable: Runnable, woken_while_running: bool) {
         self.record_queued(&runnable);
         let mut task = Some(runnable);
         let core_parked = HERE.try_with(|here| match here.get() {
@@ -440,7 +440,7 @@ impl LocalHome {
 /// A thread's live local tasks' wakers, for [`Here::close`]: only the owner registers and
 /// removes, so no lock. Once closed, it keeps nothing.
 #[derive(Default)]
-pub(super) struct Tasks {
+pub(in crate::scheduler) struct Tasks {
     wakers: Vec<Option<Waker>>,
     free: Vec<TaskKey>,
     closed: bool,
@@ -450,7 +450,7 @@ pub(super) struct Tasks {
 /// keeps it beside its future, in `Polled` (`local_spawn.rs`), where `Option`'s tag for the dropped future goes
 /// in its niche (a coroutine has none), 8 bytes less in every local task's allocation.
 #[derive(Clone, Copy)]
-pub(super) struct TaskKey(NonZeroUsize);
+pub(in crate::scheduler) struct TaskKey(NonZeroUsize);
 
 impl TaskKey {
     fn index(self) -> usize {
@@ -461,7 +461,7 @@ impl TaskKey {
 impl Tasks {
     /// A key for a task about to be made.
     #[inline]
-    pub(super) fn reserve(&mut self) -> TaskKey {
+    pub(in crate::scheduler) fn reserve(&mut self) -> TaskKey {
         self.free.pop().unwrap_or_else(|| {
             self.wakers.push(None);
             // The new slot's index (`len - 1`), plus one.
@@ -471,14 +471,14 @@ impl Tasks {
 
     /// The task of `key` was made: its waker.
     #[inline]
-    pub(super) fn fill(&mut self, key: TaskKey, waker: Waker) {
+    pub(in crate::scheduler) fn fill(&mut self, key: TaskKey, waker: Waker) {
         self.wakers[key.index()] = Some(waker);
     }
 
     /// The task of `key` ended (or was never made): its waker, for the caller to drop after
     /// the borrow.
     #[inline]
-    pub(super) fn remove(&mut self, key: TaskKey) -> Option<Waker> {
+    pub(in crate::scheduler) fn remove(&mut self, key: TaskKey) -> Option<Waker> {
         if self.closed {
             return None;
         }
@@ -498,9 +498,9 @@ impl Tasks {
 /// the future woken and unparks the thread. `woken` is a `std` atomic, also under loom: the
 /// waker reaches other threads through async-task's atomics, which loom cannot see, and the
 /// parker's (loom's) lock orders the flag with the park.
-pub(super) struct MainWake {
-    pub(super) woken: std::sync::atomic::AtomicBool,
-    pub(super) unparker: Unparker,
+pub(in crate::scheduler) struct MainWake {
+    pub(in crate::scheduler) woken: std::sync::atomic::AtomicBool,
+    pub(in crate::scheduler) unparker: Unparker,
 }
 
 impl Wake for MainWake {

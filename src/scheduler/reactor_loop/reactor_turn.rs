@@ -32,16 +32,16 @@ use std::time::{Duration, Instant};
 /// every yield of a lone task that yields fast slows it down, and one every 61 ticks slows
 /// message passing (measured: `docs/performance-notes.md`, "Yielding and the reactor"). Tasks
 /// that compute for longer than this between yields get a turn before every one of their runs.
-pub(super) const REACTOR_TURN_GAP: Duration = Duration::from_micros(250);
+pub(in crate::scheduler) const REACTOR_TURN_GAP: Duration = Duration::from_micros(250);
 
 /// Where a core stands on the reactor's turn before its deferred tasks.
 #[derive(Debug)]
-pub(super) struct ReactorTurn {
+pub(in crate::scheduler) struct ReactorTurn {
     step: Step,
     /// The fairness tick came round since the last periodic turn (never set outside the reactor).
     periodic: bool,
     /// When the turn was last given (`None`: never).
-    pub(super) last: Option<Instant>,
+    pub(in crate::scheduler) last: Option<Instant>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +58,7 @@ enum Step {
 
 impl ReactorTurn {
     /// For a core whose loop runs inside the reactor if `in_reactor`.
-    pub(super) fn new(in_reactor: bool) -> ReactorTurn {
+    pub(in crate::scheduler) fn new(in_reactor: bool) -> ReactorTurn {
         ReactorTurn { step: if in_reactor { Step::Idle } else { Step::Off }, periodic: false, last: None }
     }
 
@@ -66,14 +66,14 @@ impl ReactorTurn {
     /// reactor lets it turn once the task it picks at this tick has run, unless it gave the
     /// reactor a turn less than [`REACTOR_TURN_GAP`] ago.
     #[inline]
-    pub(super) fn interval_reached(&mut self) {
+    pub(in crate::scheduler) fn interval_reached(&mut self) {
         self.periodic = self.step != Step::Off && self.due();
     }
 
     /// True once if the periodic turn is due, or at once if `backstop` (the loop ran its most
     /// tasks between two turns): the loop then gives it (now), and the time is kept.
     #[inline]
-    pub(super) fn take_periodic(&mut self, backstop: bool) -> bool {
+    pub(in crate::scheduler) fn take_periodic(&mut self, backstop: bool) -> bool {
         let turn = std::mem::replace(&mut self.periodic, false) || backstop;
         if turn {
             self.last = Some(Instant::now());
@@ -82,13 +82,13 @@ impl ReactorTurn {
     }
 
     /// The worker parks inside the reactor, which then turns anyway: no periodic turn is due.
-    pub(super) fn parked(&mut self) {
+    pub(in crate::scheduler) fn parked(&mut self) {
         self.periodic = false;
     }
 
     /// Called when the worker is about to run its deferred tasks (`deferred_filled`: it may have
     /// some): true if it should stop short and let the reactor turn first.
-    pub(super) fn wanted_before_deferred(&mut self, deferred_filled: bool) -> bool {
+    pub(in crate::scheduler) fn wanted_before_deferred(&mut self, deferred_filled: bool) -> bool {
         match self.step {
             Step::Idle if deferred_filled && self.due() => {
                 self.step = Step::Wanted;
@@ -104,13 +104,13 @@ impl ReactorTurn {
     }
 
     /// True while a turn was asked for and not yet given.
-    pub(super) fn is_wanted(&self) -> bool {
+    pub(in crate::scheduler) fn is_wanted(&self) -> bool {
         self.step == Step::Wanted
     }
 
     /// The loop gives the asked-for turn (it returns `Pending` having woken itself). False if
     /// none was asked for.
-    pub(super) fn give(&mut self) -> bool {
+    pub(in crate::scheduler) fn give(&mut self) -> bool {
         if self.step != Step::Wanted {
             return false;
         }
