@@ -5,9 +5,9 @@
 //! - a loop inside one folder that the folder's `mod.rs` does not name: a line of its module docs
 //!   that says "import loop" and names every file of it (`name.rs`), within three lines.
 //! It also fails on a file of more than `MAX_LINES` lines outside its `#[cfg(test)]` modules.
-//! `scripts/import-loops.allowed` lists what is still to untie (issue 64): a loop passes if its
-//! files are all on one `loop` line there, a long file if it has a `long` line; whatever else
-//! appears fails, so the list can only shrink.
+//! `scripts/import-loops.allowed` lists exceptions (none today): a loop passes if its files are
+//! all on one `loop` line there, a long file if it has a `long` line; whatever else appears
+//! fails.
 //!
 //! Run by `.ci/run`: `rustc -O -o import-loops scripts/import-loops.rs && ./import-loops`, from
 //! the repository's root. No dependencies.

@@ -66,8 +66,8 @@
 //!
 //! Besides its own folder and the crate's lower layers (`identity`, `config`, `report`, `dump`,
 //! `metrics`, `policy`, `sync`; `src/lib.rs`), each folder imports what its row says. No file is
-//! in an import loop with a file of another folder; inside `cores/`, one loop of four files is
-//! left (`cores/mod.rs`). `takeover/`'s state files (`progress.rs`, `reports.rs`,
+//! in an import loop with a file of another folder; inside `cores/`, one loop of three files is
+//! the scheduler's core (`cores/mod.rs`). `takeover/`'s state files (`progress.rs`, `reports.rs`,
 //! `spare_threads.rs`) sit below `cores/`, which keeps them; its threads and the watcher's
 //! rescue sit above, and read `cores/`'s state.
 //!
@@ -87,9 +87,9 @@
 //! | `cores/` | a pool's cores, their queues and the worker loop | `sleep/`, `takeover/`'s state files; `park.rs` the watcher's term and rescue |
 //! | `cores/shared.rs` | a pool's shared state ([`Shared`]), each core's part others touch (`Remote`: LIFO slot, deferred list, progress word), and [`Shared::schedule`] | |
 //! | `cores/worker.rs` | a worker's own state (`Core`), its polls' bookkeeping, pushing onto it, running a task | also `reactor_loop/reactor_turn.rs` (the turn's state in `Core`) |
-//! | `cores/context.rs` | the thread-local that makes a thread a worker; handing its core off | |
-//! | `cores/local.rs` | local tasks' home: a thread's own queue (`LocalHome`) and its wakes | |
-//! | `cores/task.rs` | what the queues hold: a task's metadata (`TaskMeta`) and crew's `Runnable`, generic over the pool | |
+//! | `cores/context.rs` | the thread-locals that make a thread a worker and hold its home of local tasks; handing its core off | |
+//! | `cores/local.rs` | local tasks' home: a thread's own queue (`LocalHome`) and its wakes, generic over the pool | nothing in the scheduler but `task.rs` |
+//! | `cores/task.rs` | what the queues hold: a task's metadata (`TaskMeta`) and crew's `Runnable`, generic over the pool | nothing in the scheduler |
 //! | `cores/schedule.rs` | a new task's first run, and a private pool's schedule function | |
 //! | `cores/pick.rs` | a worker's pick order: its own queues, its thread's local tasks, its inbox, the injector | |
 //! | `cores/search.rs` | stealing from other workers and the injector | |

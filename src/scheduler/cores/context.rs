@@ -16,13 +16,14 @@
 //! - The borrow is never held while user code runs: the loops borrow it to pick a task, release
 //!   it, then run the task.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::hash::{BuildHasher, Hasher};
 
 use crate::scheduler::cores::shared::Runnable;
 
-use crate::scheduler::cores::local::LocalHome;
+use crate::scheduler::cores::local;
 use crate::scheduler::cores::registry::{Registry, SPAWN_RUN};
+use crate::scheduler::cores::shared::LocalHome;
 use crate::scheduler::cores::shared::{PoolKind, Shared};
 use crate::scheduler::cores::worker::{Core, Pushed};
 use crate::sync::{thread_local, Arc};
@@ -269,7 +270,7 @@ pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
         return Ok(());
     }
     if let Err((mut core, err)) = Shared::start_worker(&shared, core) {
-        if let Some(home) = crate::scheduler::cores::local::this_thread_home() {
+        if let Some(home) = this_thread_home() {
             core.attach_home(&home);
         }
         // The caller's poll runs on with the core: the monitor must see it as a poll again.
@@ -319,4 +320,131 @@ fn shard_hint_at_spawn() -> usize {
         })
         .unwrap_or(0)
     })
+}
+
+// This thread's home of local tasks (`local.rs`): the thread-local that holds it, and what
+// reaches it through that thread-local (the home's own methods that pop, and a local task's
+// schedule, which looks whether it runs on the owner).
+
+/// A home of this scheduler's local tasks.
+pub(in crate::scheduler) type Here = local::Here<Shared>;
+
+/// This thread's local queue, as a worker's turn of local tasks pops it.
+pub(in crate::scheduler) type Queue<'a> = local::Queue<'a, Shared>;
+
+thread_local! {
+    // Not `const {}`: loom's `thread_local!` has no const form.
+    #[allow(clippy::missing_const_for_thread_local)]
+    pub(in crate::scheduler) static HERE: OnceCell<Here> = OnceCell::new();
+}
+
+/// Runs `f` on this thread's [`Here`], making it first (and attaching it to the core the thread
+/// runs, if any). `None` while the thread-locals are being destroyed.
+pub(in crate::scheduler) fn with_here<R>(f: impl FnOnce(&Here) -> R) -> Option<R> {
+    HERE.try_with(|here| {
+        let mut made = false;
+        let here = here.get_or_init(|| {
+            made = true;
+            Here::new(current_core().map(|(pool, _)| pool))
+        });
+        if made {
+            attach_home(&here.home);
+        }
+        f(here)
+    })
+    .ok()
+}
+
+/// Notes that this thread's core parks (`true`) or woke, for a wake of one of its local tasks
+/// from inside the reactor (`LocalHome::schedule`). Called only by a thread with a home.
+pub(in crate::scheduler) fn note_core_parked(parked: bool) {
+    let _ = HERE.try_with(|here| here.get().map(|here| here.core_parked.set(parked)));
+}
+
+/// This thread's home, if it has one.
+pub(in crate::scheduler) fn this_thread_home() -> Option<Arc<LocalHome>> {
+    HERE.try_with(|here| here.get().map(|here| here.home.clone())).ok().flatten()
+}
+
+/// Runs `f` on this thread's local queue; `None` if the thread has no home (or while its
+/// thread-locals are being destroyed).
+#[inline]
+pub(in crate::scheduler) fn with_queue<R>(f: impl FnOnce(Queue<'_>) -> R) -> Option<R> {
+    HERE.try_with(|here| here.get().map(|here| f(local::Queue(here)))).ok().flatten()
+}
+
+impl LocalHome {
+    /// The next queued task, if any. Called by the owner.
+    #[inline]
+    pub(in crate::scheduler) fn pop(&self) -> Option<Runnable> {
+        HERE.try_with(|here| here.get().and_then(Here::pop)).ok().flatten()
+    }
+
+    /// The next queued task that did not yield, if any (a worker's pick). Called by the owner.
+    #[inline]
+    pub(in crate::scheduler) fn pop_ready(&self) -> Option<Runnable> {
+        HERE.try_with(|here| here.get().and_then(Here::pop_ready)).ok().flatten()
+    }
+
+    /// Whether a yielded task waits (see [`Here::yielded`]). Called by the owner.
+    pub(in crate::scheduler) fn has_yielded(&self) -> bool {
+        HERE.try_with(|here| here.get().is_some_and(|here| !here.yielded.borrow().is_empty())).unwrap_or(false)
+    }
+
+    /// Moves the yielded tasks to the back of the queue, in the order they yielded: a worker's
+    /// fairness tick, and its pick once it has nothing else. Returns whether there were any.
+    /// Called by the owner.
+    pub(in crate::scheduler) fn release_yielded(&self) -> bool {
+        HERE.try_with(|here| {
+            let Some(here) = here.get() else { return false };
+            let mut yielded = here.yielded.borrow_mut();
+            let any = !yielded.is_empty();
+            here.own.borrow_mut().extend(yielded.drain(..));
+            any
+        })
+        .unwrap_or(false)
+    }
+
+    /// The task the owner scheduled last, if it is still queued (see [`Here::next`]). Called by
+    /// the owner.
+    #[inline]
+    pub(in crate::scheduler) fn pop_next(&self) -> Option<Runnable> {
+        HERE.try_with(|here| here.get().and_then(Here::pop_next)).ok().flatten()
+    }
+
+    /// Whether no task is queued, looked at under the lock of the queue other threads push to:
+    /// the owner's look before a wait.
+    pub(in crate::scheduler) fn is_empty_locked(&self) -> bool {
+        HERE.try_with(|here| here.get().map_or(true, Here::is_empty)).unwrap_or(true)
+    }
+
+    /// A local task's schedule: on the owner, into `next` (the one before goes to the back of
+    /// its own queue), or, if the task woke itself while it ran (a yield), into `yielded`,
+    /// behind the others; its core woken if it is parked (a wake from inside the reactor). From
+    /// any other thread, onto `remote`, then wake the owner (see the module docs). Never drops
+    /// the task (a wake).
+    #[inline]
+    pub(in crate::scheduler) fn schedule(&self, runnable: Runnable, woken_while_running: bool) {
+        self.record_queued(&runnable);
+        let mut task = Some(runnable);
+        let core_parked = HERE.try_with(|here| match here.get() {
+            Some(here) if std::ptr::eq(&*here.home, self) => {
+                if woken_while_running {
+                    here.yielded.borrow_mut().extend(task.take());
+                } else if let Some(behind) = here.next.replace(task.take()) {
+                    here.own.borrow_mut().push_back(behind);
+                }
+                here.note_queued(1);
+                here.core_parked.get()
+            }
+            _ => false,
+        });
+        match task {
+            // Another thread, or this one while its locals are destroyed (a drop in `close`,
+            // which looks at `remote` again anyway).
+            Some(runnable) => self.push_remote(runnable),
+            None if matches!(core_parked, Ok(true)) => wake_own_parked_core(),
+            None => {}
+        }
+    }
 }

@@ -8,8 +8,9 @@
 //!   home: never in a deque, a LIFO slot, a deferred list or the injector, so no searcher,
 //!   watcher, takeover or hand-off moves it.
 //! - A thread's home is made at its first `spawn_local` or `block_on` and lives in the
-//!   thread-local [`HERE`]. The thread drives it in one of three ways: as a worker (the loop
-//!   picks from it, `pick.rs`); inside `block_on`, between polls of the blocked-on future,
+//!   thread-local `HERE` (`context.rs`, which names the pool type and reaches the home through
+//!   it). The thread drives it in one of three ways: as a worker (the loop picks from it,
+//!   `pick.rs`); inside `block_on`, between polls of the blocked-on future,
 //!   unless that `block_on` runs inside a local task's poll (`local_drive.rs`, `drive`); and as
 //!   a worker thread whose core went to another thread (handed off, or taken over): it runs its
 //!   local tasks until none is alive, or its pool shuts down, then exits (`local_drive.rs`,
@@ -36,17 +37,15 @@
 //! - The main thread's thread-locals are never destroyed: local tasks still pending there when
 //!   the process exits are never dropped (as any value still alive then).
 
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::num::NonZeroUsize;
 use std::sync::Arc as StdArc;
 use std::task::{Wake, Waker};
 
+use super::task::Runnable;
 use crate::identity::Activity;
-use crate::scheduler::cores::context;
-use crate::scheduler::cores::shared::Runnable;
-use crate::scheduler::cores::shared::Shared;
-use crate::sync::{fence, lock, thread_local, Arc, AtomicBool, AtomicUsize, Mutex, Ordering, Parker};
+use crate::sync::{fence, lock, Arc, AtomicBool, AtomicUsize, Mutex, Ordering, Parker};
 use crate::sync::{SingleWriterCounter, Unparker};
 
 /// [`LocalHome::core`] of a thread that runs no core.
@@ -56,14 +55,23 @@ const NO_CORE: usize = usize::MAX;
 pub(in crate::scheduler) const DRIVE_BATCH: usize = 61;
 
 /// How many tasks in a row a driver takes from [`Here::next`] before the queue's oldest (the
-/// worker loop's LIFO limit, `MAX_LIFO_POLLS`, for the same reason).
-pub(in crate::scheduler) const MAX_NEXT_POLLS: u32 = crate::scheduler::cores::worker::MAX_LIFO_POLLS;
+/// worker loop's LIFO limit, `MAX_LIFO_POLLS`, for the same reason; `worker.rs` asserts that
+/// the two are equal).
+pub(in crate::scheduler) const MAX_NEXT_POLLS: u32 = 3;
+
+/// How a home's wake from another thread reaches the core its owner runs: the pool's targeted
+/// wake (`Shared::wake_core`, `Sleepers::wake_listed`). A trait so that this file names no pool.
+pub(in crate::scheduler) trait WakeCore {
+    /// Wakes the worker that runs core `core`.
+    fn wake_core(&self, core: usize);
+}
 
 /// A thread's queue of its own local tasks, and how to wake the thread (see the module docs).
-pub(crate) struct LocalHome {
+/// `P` is the pool whose `Runnable`s it holds (`Shared`; `shared.rs` names the type).
+pub(crate) struct LocalHome<P> {
     /// Tasks scheduled from other threads (the owner's own pushes go to [`Here::own`], with no
     /// lock); the owner moves them over before it pops.
-    remote: Mutex<VecDeque<Runnable>>,
+    remote: Mutex<VecDeque<Runnable<P>>>,
     /// `remote`'s length, written under its lock: read without it by the owner's pops.
     remote_len: AtomicUsize,
     /// The tasks in [`Here::own`], [`Here::next`] and [`Here::yielded`] ([`Here::queued`]),
@@ -73,7 +81,7 @@ pub(crate) struct LocalHome {
     /// goes. Set only by the owner.
     core: AtomicUsize,
     /// The pool whose core the thread ran when the home was made (`None`: it ran none).
-    pool: Option<Arc<Shared>>,
+    pool: Option<Arc<P>>,
     /// Wakes the owner while it runs no core (in `block_on`, or finishing its local tasks).
     pub(in crate::scheduler) unparker: Unparker,
     /// Live local tasks: raised at each spawn, lowered at each task's end, both on the owner.
@@ -82,94 +90,60 @@ pub(crate) struct LocalHome {
     pub(in crate::scheduler) closed: AtomicBool,
 }
 
-impl std::fmt::Debug for LocalHome {
+impl<P> std::fmt::Debug for LocalHome<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LocalHome").field("live", &self.live.get()).field("queued", &self.queued()).finish()
     }
 }
 
 /// What a thread keeps of its own home.
-pub(in crate::scheduler) struct Here {
-    pub(in crate::scheduler) home: Arc<LocalHome>,
+pub(in crate::scheduler) struct Here<P> {
+    pub(in crate::scheduler) home: Arc<LocalHome<P>>,
     /// The live local tasks' wakers, for [`Here::close`].
     pub(in crate::scheduler) tasks: RefCell<Tasks>,
     /// Tasks the owner scheduled itself: no lock, no atomic read-modify-write.
-    own: RefCell<VecDeque<Runnable>>,
+    pub(in crate::scheduler) own: RefCell<VecDeque<Runnable<P>>>,
     /// The task the owner scheduled last, run next (at most [`MAX_NEXT_POLLS`] in a row), as
     /// from a worker's LIFO slot: a chain of local tasks waking each other runs with its data
     /// in cache, one tick per chain link of that length. The previous one goes to `own`'s back.
-    next: Cell<Option<Runnable>>,
+    pub(in crate::scheduler) next: Cell<Option<Runnable<P>>>,
     /// Tasks that woke themselves while they ran (a yield), in the order they did. A worker's
     /// picks move them to `own`'s back only at its fairness tick and once it has nothing else
     /// ([`LocalHome::release_yielded`]), as they move its deferred list to its deque;
     /// `block_on`'s loop and a former worker's take them once `own`, `remote` and `next` are
     /// empty ([`Here::pop`]).
-    yielded: RefCell<VecDeque<Runnable>>,
+    pub(in crate::scheduler) yielded: RefCell<VecDeque<Runnable<P>>>,
     /// Tasks in `own`, `next` and `yielded` (published in [`LocalHome::own_len`]).
     queued: Cell<usize>,
     pub(in crate::scheduler) parker: Parker,
     /// The core this thread runs is parked (in the reactor: a wake on this thread then comes
     /// from the reactor, and the core must wake itself).
-    core_parked: Cell<bool>,
+    pub(in crate::scheduler) core_parked: Cell<bool>,
     /// `block_on`'s waker for its future, reused by the outermost `block_on` that drives.
     pub(in crate::scheduler) main: RefCell<Option<(StdArc<MainWake>, Waker)>>,
 }
 
-thread_local! {
-    // Not `const {}`: loom's `thread_local!` has no const form.
-    #[allow(clippy::missing_const_for_thread_local)]
-    pub(in crate::scheduler) static HERE: OnceCell<Here> = OnceCell::new();
-}
-
-impl Drop for Here {
+impl<P> Drop for Here<P> {
     fn drop(&mut self) {
         // The thread exits: every local task still alive is dropped here, on its thread.
         self.close();
     }
 }
 
-/// Runs `f` on this thread's [`Here`], making it first (and attaching it to the core the thread
-/// runs, if any). `None` while the thread-locals are being destroyed.
-pub(in crate::scheduler) fn with_here<R>(f: impl FnOnce(&Here) -> R) -> Option<R> {
-    HERE.try_with(|here| {
-        let mut made = false;
-        let here = here.get_or_init(|| {
-            made = true;
-            Here::new()
-        });
-        if made {
-            context::attach_home(&here.home);
-        }
-        f(here)
-    })
-    .ok()
-}
-
-/// Notes that this thread's core parks (`true`) or woke, for a wake of one of its local tasks
-/// from inside the reactor (`LocalHome::schedule`). Called only by a thread with a home.
-pub(in crate::scheduler) fn note_core_parked(parked: bool) {
-    let _ = HERE.try_with(|here| here.get().map(|here| here.core_parked.set(parked)));
-}
-
-/// This thread's home, if it has one.
-pub(in crate::scheduler) fn this_thread_home() -> Option<Arc<LocalHome>> {
-    HERE.try_with(|here| here.get().map(|here| here.home.clone())).ok().flatten()
-}
-
 /// This thread's local queue, popped without a thread-local lookup per pop: for a worker's turn
 /// of local tasks (`local_turn.rs`).
-pub(in crate::scheduler) struct Queue<'a>(&'a Here);
+pub(in crate::scheduler) struct Queue<'a, P>(pub(in crate::scheduler) &'a Here<P>);
 
-impl Queue<'_> {
+impl<P> Queue<'_, P> {
     /// As [`LocalHome::pop_next`].
     #[inline]
-    pub(in crate::scheduler) fn pop_next(&self) -> Option<Runnable> {
+    pub(in crate::scheduler) fn pop_next(&self) -> Option<Runnable<P>> {
         self.0.pop_next()
     }
 
     /// As [`LocalHome::pop_ready`].
     #[inline]
-    pub(in crate::scheduler) fn pop_ready(&self) -> Option<Runnable> {
+    pub(in crate::scheduler) fn pop_ready(&self) -> Option<Runnable<P>> {
         self.0.pop_ready()
     }
 
@@ -182,23 +156,16 @@ impl Queue<'_> {
     }
 }
 
-/// Runs `f` on this thread's local queue; `None` if the thread has no home (or while its
-/// thread-locals are being destroyed).
-#[inline]
-pub(in crate::scheduler) fn with_queue<R>(f: impl FnOnce(Queue<'_>) -> R) -> Option<R> {
-    HERE.try_with(|here| here.get().map(|here| f(Queue(here)))).ok().flatten()
-}
-
-impl Here {
-    fn new() -> Here {
+impl<P> Here<P> {
+    /// A new home for this thread, of the pool `pool` whose core it runs, if any.
+    pub(in crate::scheduler) fn new(pool: Option<Arc<P>>) -> Here<P> {
         let parker = Parker::new();
-        let core = context::current_core();
         let home = LocalHome {
             remote: Mutex::new(VecDeque::new()),
             remote_len: AtomicUsize::new(0),
             own_len: AtomicUsize::new(0),
             core: AtomicUsize::new(NO_CORE),
-            pool: core.map(|(pool, _)| pool),
+            pool,
             unparker: parker.unparker().clone(),
             live: SingleWriterCounter::default(),
             closed: AtomicBool::new(false),
@@ -217,7 +184,7 @@ impl Here {
     }
 
     /// The next queued task, if any: [`pop_ready`](Here::pop_ready)'s, else the oldest yielded.
-    fn pop(&self) -> Option<Runnable> {
+    pub(in crate::scheduler) fn pop(&self) -> Option<Runnable<P>> {
         self.pop_ready().or_else(|| {
             let runnable = self.yielded.borrow_mut().pop_front()?;
             self.note_queued(-1);
@@ -228,7 +195,7 @@ impl Here {
     /// The next queued task that did not yield, if any, oldest first: the owner's own, with what
     /// other threads pushed moved behind them at each pop (so that neither kind waits for the
     /// other to run dry), then `next`.
-    fn pop_ready(&self) -> Option<Runnable> {
+    pub(in crate::scheduler) fn pop_ready(&self) -> Option<Runnable<P>> {
         let home = &self.home;
         // Relaxed: a hint; the look before a wait locks `remote` (`is_empty`).
         if home.remote_len.load(Ordering::Relaxed) > 0 {
@@ -246,7 +213,7 @@ impl Here {
     }
 
     /// The task scheduled last by the owner, if any (see `next`).
-    fn pop_next(&self) -> Option<Runnable> {
+    pub(in crate::scheduler) fn pop_next(&self) -> Option<Runnable<P>> {
         let runnable = self.next.take()?;
         self.note_queued(-1);
         Some(runnable)
@@ -255,7 +222,7 @@ impl Here {
     /// Counts `change` more tasks in `own`, `next` and `yielded`, and publishes the count for the
     /// picks' hint and the metrics.
     #[inline]
-    fn note_queued(&self, change: isize) {
+    pub(in crate::scheduler) fn note_queued(&self, change: isize) {
         let queued = self.queued.get().wrapping_add_signed(change);
         self.queued.set(queued);
         // Relaxed: written by the owner only, read as a hint and a statistic.
@@ -263,7 +230,7 @@ impl Here {
     }
 
     /// Whether no task is queued, `remote` looked at under its lock: the look before a wait.
-    fn is_empty(&self) -> bool {
+    pub(in crate::scheduler) fn is_empty(&self) -> bool {
         self.queued.get() == 0 && lock(&self.home.remote).is_empty()
     }
 
@@ -293,7 +260,7 @@ impl Here {
     }
 }
 
-impl LocalHome {
+impl<P> LocalHome<P> {
     /// The core this home's thread runs, `core` of the pool it was made on: wakes from other
     /// threads go there from now on. Called by the owner.
     pub(in crate::scheduler) fn attach(&self, core: usize) {
@@ -327,92 +294,20 @@ impl LocalHome {
         self.live.get()
     }
 
-    /// The next queued task, if any. Called by the owner.
-    #[inline]
-    pub(in crate::scheduler) fn pop(&self) -> Option<Runnable> {
-        HERE.try_with(|here| here.get().and_then(Here::pop)).ok().flatten()
-    }
-
-    /// The next queued task that did not yield, if any (a worker's pick). Called by the owner.
-    #[inline]
-    pub(in crate::scheduler) fn pop_ready(&self) -> Option<Runnable> {
-        HERE.try_with(|here| here.get().and_then(Here::pop_ready)).ok().flatten()
-    }
-
-    /// Whether a yielded task waits (see [`Here::yielded`]). Called by the owner.
-    pub(in crate::scheduler) fn has_yielded(&self) -> bool {
-        HERE.try_with(|here| here.get().is_some_and(|here| !here.yielded.borrow().is_empty())).unwrap_or(false)
-    }
-
-    /// Moves the yielded tasks to the back of the queue, in the order they yielded: a worker's
-    /// fairness tick, and its pick once it has nothing else. Returns whether there were any.
-    /// Called by the owner.
-    pub(in crate::scheduler) fn release_yielded(&self) -> bool {
-        HERE.try_with(|here| {
-            let Some(here) = here.get() else { return false };
-            let mut yielded = here.yielded.borrow_mut();
-            let any = !yielded.is_empty();
-            here.own.borrow_mut().extend(yielded.drain(..));
-            any
-        })
-        .unwrap_or(false)
-    }
-
-    /// The task the owner scheduled last, if it is still queued (see [`Here::next`]). Called by
-    /// the owner.
-    #[inline]
-    pub(in crate::scheduler) fn pop_next(&self) -> Option<Runnable> {
-        HERE.try_with(|here| here.get().and_then(Here::pop_next)).ok().flatten()
-    }
-
-    /// Whether no task is queued, looked at under the lock of the queue other threads push to:
-    /// the owner's look before a wait.
-    pub(in crate::scheduler) fn is_empty_locked(&self) -> bool {
-        HERE.try_with(|here| here.get().map_or(true, Here::is_empty)).unwrap_or(true)
-    }
-
     /// Notes in `runnable`'s record, if it keeps one (the dump), that it is queued here.
     #[inline]
-    fn record_queued(&self, runnable: &Runnable) {
+    pub(in crate::scheduler) fn record_queued(&self, runnable: &Runnable<P>) {
         if let Some(record) = runnable.metadata().info().record() {
             // Relaxed: a label for the dump.
             let core = self.core.load(Ordering::Relaxed);
             record.queued(Activity::Local(if core == NO_CORE { Activity::NO_CORE } else { core }));
         }
     }
+}
 
-    /// A local task's schedule: on the owner, into `next` (the one before goes to the back of
-    /// its own queue), or, if the task woke itself while it ran (a yield), into `yielded`,
-    /// behind the others; its core woken if it is parked (a wake from inside the reactor). From
-    /// any other thread, onto `remote`, then wake the owner (see the module docs). Never drops
-    /// the task (a wake).
-    #[inline]
-    pub(in crate::scheduler) fn schedule(&self, runnable: Runnable, woken_while_running: bool) {
-        self.record_queued(&runnable);
-        let mut task = Some(runnable);
-        let core_parked = HERE.try_with(|here| match here.get() {
-            Some(here) if std::ptr::eq(&*here.home, self) => {
-                if woken_while_running {
-                    here.yielded.borrow_mut().extend(task.take());
-                } else if let Some(behind) = here.next.replace(task.take()) {
-                    here.own.borrow_mut().push_back(behind);
-                }
-                here.note_queued(1);
-                here.core_parked.get()
-            }
-            _ => false,
-        });
-        match task {
-            // Another thread, or this one while its locals are destroyed (a drop in `close`,
-            // which looks at `remote` again anyway).
-            Some(runnable) => self.push_remote(runnable),
-            None if matches!(core_parked, Ok(true)) => context::wake_own_parked_core(),
-            None => {}
-        }
-    }
-
+impl<P: WakeCore> LocalHome<P> {
     /// Pushes `runnable`, scheduled on another thread, onto `remote` and wakes the owner.
-    fn push_remote(&self, runnable: Runnable) {
+    pub(in crate::scheduler) fn push_remote(&self, runnable: Runnable<P>) {
         {
             let mut remote = lock(&self.remote);
             remote.push_back(runnable);

@@ -1,10 +1,12 @@
 //! A pool's cores: the shared state, each worker's own core and its thread's context, the
 //! queues, the pick order, stealing, parking, a worker thread's body, and shutdown.
 //!
-//! Invariants: those of `scheduler/mod.rs`, whose table lists these files. One import loop is
-//! left here, of four files: `shared.rs`, `worker.rs`, `context.rs` and `local.rs` (a pool's
-//! state holds its cores and their threads' homes of local tasks, whose queues hold the pool's
-//! `Runnable`s and whose wakes reach the pool's cores; `scripts/import-loops.allowed`).
+//! Invariants: those of `scheduler/mod.rs`, whose table lists these files. One import loop of
+//! three files is the core of the scheduler: `shared.rs` (a pool's state holds its cores'
+//! shared parts and schedules onto the current thread's core), `worker.rs` (a core's own state,
+//! which pushes through the pool's state) and `context.rs` (the thread-local that holds a
+//! thread's core and its home of local tasks, and hands the core off). Every other file here
+//! is below them (`local.rs`, `task.rs`, generic over the pool, name none of them) or above.
 
 pub(in crate::scheduler) mod context;
 pub(in crate::scheduler) mod counters;

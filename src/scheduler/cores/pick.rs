@@ -22,7 +22,7 @@
 //!   watcher if another core's LIFO slot holds a task (`watch.rs`).
 
 use crate::identity::Activity;
-use crate::scheduler::cores::local::LocalHome;
+use crate::scheduler::cores::shared::LocalHome;
 use crate::scheduler::cores::shared::{Runnable, Shared};
 use crate::scheduler::cores::worker::{
     Core, GLOBAL_QUEUE_INTERVAL, LOCAL_TURN, MAX_INJECTOR_BATCH, MAX_INTERVAL_BATCH, MAX_LIFO_POLLS, MIN_INJECTOR_BATCH,

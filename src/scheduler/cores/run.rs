@@ -89,7 +89,7 @@ fn run_core(shared: &Arc<Shared>, core: Box<Core>) -> bool {
     shared.counters[core.index].busy.begin(shared.clock.now());
     context::enter(shared.clone(), core);
     // A spare thread that ran local tasks in an earlier worker life: its new core runs them.
-    if let Some(home) = crate::scheduler::cores::local::this_thread_home() {
+    if let Some(home) = crate::scheduler::cores::context::this_thread_home() {
         context::attach_home(&home);
     }
     if shared.drives_reactor() {

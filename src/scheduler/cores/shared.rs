@@ -38,7 +38,7 @@ use crate::scheduler::cores::task;
 use crate::config::Config;
 use crate::scheduler::cores::context;
 use crate::scheduler::cores::counters::{Clock, CoreCounters, OutsideCounters};
-use crate::scheduler::cores::local::LocalHome;
+use crate::scheduler::cores::local::{self, WakeCore};
 use crate::scheduler::cores::registry::Registry;
 use crate::scheduler::cores::worker::{Core, Pushed};
 use crate::scheduler::sleep::{Sleepers, WakeSource};
@@ -56,6 +56,15 @@ pub(crate) type Runnable = task::Runnable<Shared>;
 pub(crate) type RawRunnable = task::RawRunnable<Shared>;
 /// The metadata of such a task.
 pub(crate) type TaskMeta = task::TaskMeta<Shared>;
+/// A thread's home of this scheduler's local tasks (`local.rs`).
+pub(crate) type LocalHome = local::LocalHome<Shared>;
+
+impl WakeCore for Shared {
+    #[inline]
+    fn wake_core(&self, core: usize) {
+        Shared::wake_core(self, core);
+    }
+}
 
 /// Which pool a [`Shared`] is: the global one, never dropped, or a private one, whose live tasks
 /// are registered so that dropping it drops them.

@@ -25,8 +25,8 @@ use crate::identity::{Activity, TaskInfo};
 use crate::scheduler::cores::shared::{Runnable, TaskMeta};
 
 use crate::scheduler::cores::counters::CoreCounters;
-use crate::scheduler::cores::local::LocalHome;
 use crate::scheduler::cores::rand::FastRand;
+use crate::scheduler::cores::shared::LocalHome;
 use crate::scheduler::cores::shared::Remote;
 use crate::scheduler::cores::shared::Shared;
 use crate::scheduler::reactor_loop::reactor_turn::ReactorTurn;
@@ -51,6 +51,9 @@ pub(in crate::scheduler) const MIN_INJECTOR_BATCH: usize = shrunk_under_loom(8, 
 
 /// How many tasks in a row a worker takes from its LIFO slot before going back to its deque.
 pub(in crate::scheduler) const MAX_LIFO_POLLS: u32 = 3;
+
+// A local driver's run of the task its thread scheduled last is the LIFO slot's run.
+const _: () = assert!(MAX_LIFO_POLLS == crate::scheduler::cores::local::MAX_NEXT_POLLS);
 
 /// The most local tasks a worker runs in one turn of its thread's local tasks (`local.rs`)
 /// before its other queues get a turn: `block_on`'s batch between two looks at its own future,
@@ -462,7 +465,7 @@ impl Core {
     pub(in crate::scheduler) fn set_parked(&mut self, parked: bool) {
         self.parked = parked;
         if self.home.is_some() {
-            crate::scheduler::cores::local::note_core_parked(parked);
+            crate::scheduler::cores::context::note_core_parked(parked);
         }
     }
 
@@ -478,7 +481,7 @@ impl Core {
     /// stays with the thread, which drives it from now on (`local_drive.rs`).
     pub(in crate::scheduler) fn detach_home(&mut self) {
         if let Some(home) = self.home.take() {
-            crate::scheduler::cores::local::note_core_parked(false);
+            crate::scheduler::cores::context::note_core_parked(false);
             lock(&self.remote.home).take();
             home.detach();
         }

@@ -16,10 +16,9 @@ use std::task::{Context, Poll, Waker};
 
 use crate::identity::Activity;
 use crate::scheduler::cores::context;
-use crate::scheduler::cores::local::{
-    this_thread_home, with_here, Here, LocalHome, MainWake, DRIVE_BATCH, MAX_NEXT_POLLS,
-};
-use crate::scheduler::cores::shared::{Runnable, Shared};
+use crate::scheduler::cores::context::{this_thread_home, with_here, Here};
+use crate::scheduler::cores::local::{MainWake, DRIVE_BATCH, MAX_NEXT_POLLS};
+use crate::scheduler::cores::shared::{LocalHome, Runnable, Shared};
 use crate::sync::thread::LocalKey;
 use crate::sync::{lock, thread_local, Arc};
 

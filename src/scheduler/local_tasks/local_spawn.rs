@@ -18,8 +18,10 @@ use async_task::{Schedule, ScheduleInfo, WithInfo};
 
 use crate::identity::{OnTaskEnd, TaskId, TaskInfo};
 use crate::scheduler::cores::context;
-use crate::scheduler::cores::local::{with_here, LocalHome, TaskKey, HERE};
+use crate::scheduler::cores::context::{with_here, HERE};
+use crate::scheduler::cores::local::TaskKey;
 use crate::scheduler::cores::registry::Registration;
+use crate::scheduler::cores::shared::LocalHome;
 use crate::scheduler::cores::shared::{RawRunnable, Runnable, TaskMeta};
 use crate::scheduler::local_tasks::local_drive::{in_block_on, in_local_poll, Counted, POLLING};
 use crate::sync::{Arc, Ordering};

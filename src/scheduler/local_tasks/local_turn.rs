@@ -26,8 +26,7 @@
 //!   turns of the reactor). It does not look for shutdown: a turn is at most `LOCAL_TURN` tasks,
 //!   and the pick after it does.
 
-use crate::scheduler::cores::context;
-use crate::scheduler::cores::local::{self, Queue};
+use crate::scheduler::cores::context::{self, Queue};
 use crate::scheduler::cores::shared::Shared;
 use crate::scheduler::cores::worker::{run_task, Flagged, TurnCounts};
 use crate::sync::planted_bug;
@@ -64,7 +63,7 @@ impl LocalTurn {
         // The turn began with a local task, so this thread has a home (were there none, the
         // loop's `finish_poll` would end the poll, still the core's own).
         let turn = LocalTurn::new(index, polls, turn);
-        local::with_queue(|queue| turn.run_on(shared, &queue, budget)).unwrap_or((0, None))
+        context::with_queue(|queue| turn.run_on(shared, &queue, budget)).unwrap_or((0, None))
     }
 
     fn run_on(mut self, shared: &Shared, queue: &Queue<'_>, budget: u32) -> (u32, Option<Flagged>) {
