@@ -25,26 +25,27 @@
 //!
 //! # The `cfg(loom)` left outside this module, and why
 //!
-//! Fifteen `cfg` switches (and five `cfg!` tests) stand outside this module, each here:
+//! Fourteen `cfg` switches (and five `cfg!` tests) stand outside this module, each here:
 //! - `lib.rs` (2): `outside_loom!`, the one switch for the I/O layer (`time`, `net`,
 //!   `blocking`, `io`), which async-io, futures-lite and concurrent-queue keep out of loom
 //!   builds; and `crew::__loom` (`scheduler/loom_hook.rs`), the models' window, in them only.
-//!   The features that need tokio or hyper (`tokio`, `hyper`, `http`, `signal`; `tokio_context.rs`) and crew's
-//!   unit tests need no switch: a loom build with them fails at once (`compile_error!` below).
+//!   The features that need tokio or hyper (`tokio`, `hyper`, `http`, `signal`;
+//!   `tokio_context.rs`) and crew's unit tests need no switch: a loom build with them fails at
+//!   once (`compile_error!` below).
 //! - `identity/mod.rs` (1): `Kind` is re-exported for the blocking pool only, outside loom.
 //! - `pool.rs` (1): the blocking pool's metrics are filled in outside loom only (loom builds
 //!   have no blocking pool).
-//! - `scheduler/mod.rs` (2) declares `reactor` (the worker loop inside `async_io::block_on`)
-//!   only outside loom, and `loom_hook` only under it; `scheduler/cores/run.rs` (2) calls the reactor
-//!   loop only outside loom, and registers no `membarrier` ahead of time under loom or miri
-//!   (fence mode there);
-//!   `scheduler/reactor_loop/reactor_turn.rs` and `Sleepers::take_or_listen` allow dead code under loom,
-//!   since only that loop uses them.
+//! - `scheduler/mod.rs` (1) declares `loom_hook` only under loom, and
+//!   `scheduler/reactor_loop/mod.rs` (1) declares `reactor` (the worker loop inside
+//!   `async_io::block_on`) only outside it; `scheduler/cores/run.rs` (2) calls that loop only
+//!   outside loom, and registers no `membarrier` ahead of time under loom or miri (fence mode
+//!   there); `scheduler/reactor_loop/reactor_turn.rs` and `Sleepers::take_or_listen` allow dead
+//!   code under loom, since only that loop uses them.
 //! - `scheduler/sleep/mod.rs` (4): `Sleepers::is_parked`, `watcher`, `notify_one` and
 //!   `notify_private` are built for tests and loom only: the checks the models and unit tests
 //!   read, and the uncounted forms of what the workers call (`notify_one_from`).
-//! - `scheduler/cores/task.rs` and `scheduler/cores/registry.rs` (1 each) assert their types' sizes outside
-//!   loom only (loom's atomics and `Arc` differ in size).
+//! - `scheduler/cores/task.rs` and `scheduler/cores/registry.rs` (1 each) assert their types'
+//!   sizes outside loom only (loom's atomics and `Arc` differ in size).
 //! - `cfg!(loom)` in `config/mod.rs`: `drive_reactor` and the monitor thread are always off
 //!   under loom (no reactor, no clock), no spin before a park, and loom pools get no spare
 //!   cores unless a model asks for them (each would be one more queue for every model to scan);
