@@ -1,4 +1,6 @@
-//! The thread-local that makes a thread a worker: the pool it works for and the core it runs.
+//! The thread-locals of a crew thread: the one that makes it a worker (the pool it works for
+//! and the core it runs, `CURRENT`) and the one that holds its home of local tasks (`HERE`,
+//! whose invariants are `local.rs`'s).
 //!
 //! Invariants:
 //! - `CURRENT` is set by `run` when a worker thread starts and cleared before its core retires;
