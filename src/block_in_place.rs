@@ -38,5 +38,7 @@ where
 {
     // An error leaves the core with this thread: `f` runs all the same (see the module docs).
     let _ = crate::scheduler::try_hand_off_core();
+    // Inside a paused pool's task: the clock may move while `f` blocks.
+    let _released = crate::scheduler::release_while_blocked();
     f()
 }

@@ -42,7 +42,17 @@ use crate::sync::{thread_local, Parker, Unparker};
 #[track_caller]
 pub fn block_on<F: Future>(future: F) -> F::Output {
     crate::scheduler::hand_off_core();
-    let location = std::panic::Location::caller();
+    // Inside a paused pool's task: the clock may move while this thread blocks
+    // (`scheduler/cores/task_run.rs`), and this future's polls count as the pool's work.
+    let _released = crate::scheduler::release_while_blocked();
+    if let Some(clock) = crate::scheduler::current_paused_clock() {
+        return block_on_located(crate::clock::CountPolls::new(pin!(future), clock), std::panic::Location::caller());
+    }
+    block_on_located(future, std::panic::Location::caller())
+}
+
+/// [`block_on`] once the core is handed off, called at `location`.
+fn block_on_located<F: Future>(future: F, location: &'static std::panic::Location<'static>) -> F::Output {
     // The `tokio` feature: the caller holds a tokio context while it blocks, unless it has one.
     #[cfg(feature = "tokio")]
     return crate::tokio_context::within_unless_entered(crate::tokio_context::no_pool, || {

@@ -85,8 +85,11 @@ where
     T: Send + 'static,
 {
     let _ = policy;
+    let info = TaskInfo::new(None, Location::caller());
+    // Spawned from a paused pool's task or `block_on`: the job carries the pool's clock.
+    let info = crate::scheduler::with_current_clock(info);
     // A zero-sized schedule function over the never-dropped global pool.
-    spawn_on(TaskInfo::new(None, Location::caller()), |runnable| GLOBAL.submit(runnable), f)
+    spawn_on(info, |runnable| GLOBAL.submit(runnable), f)
 }
 
 /// Spawns `f` as a job whose `Runnable` goes to `schedule`.
@@ -100,6 +103,9 @@ where
     let schedule = move |runnable: RawRunnable| schedule(Runnable::new(runnable));
     let (runnable, task) =
         async_task::Builder::new().metadata(TaskMeta::new(info, None)).spawn(move |_| task, schedule);
+    // A paused pool's job counts as its work until its run is over (`clock.rs`): taken here,
+    // given back in `BlockingPool::run`.
+    crate::scheduler::count_scheduled(runnable.metadata());
     runnable.schedule();
     JoinHandle::new(task)
 }
@@ -224,7 +230,11 @@ impl BlockingPool {
                 self.publish(&state);
                 drop(state);
                 // The job's panics are caught inside the task; `run` itself does not unwind.
+                let paused = runnable.metadata().info().paused_clock().cloned();
                 runnable.run();
+                if let Some(clock) = paused {
+                    clock.end_work();
+                }
                 state = lock(&self.state);
                 continue;
             }

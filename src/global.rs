@@ -67,6 +67,7 @@ impl Builder {
     /// assert_eq!(crew::block_on(crew::spawn(async { 1 })), 1);
     /// ```
     pub fn build_global(self) -> Result<(), BuildError> {
+        self.refuse_for_global()?;
         let mut started_here = false;
         GLOBAL.get_or_try_init(|| {
             started_here = true;

@@ -133,7 +133,8 @@
 // - Observation, as data: `metrics`, `dump`, `report`; and `config` (the `Builder`'s values).
 // - Identity: `identity` (a task's id, name, location, trace span and record, and what it tells
 //   at its end), `policy` (panic policies and payloads), `escape` (names as printed); none names
-//   a pool, a handle or a queue.
+//   a pool, a handle or a queue. `clock` (a paused pool's virtual clock and its count of work
+//   in flight), which the scheduler feeds and `time` reads.
 // - At the bottom: `sync` (every concurrency primitive, and the loom switch: `sync/mod.rs`) and
 //   `tokio_context` (the `tokio` feature's runtime context, which every crew thread enters).
 
@@ -151,6 +152,7 @@ macro_rules! outside_loom {
 pub mod __private;
 mod block_in_place;
 mod block_on;
+mod clock;
 pub mod config;
 mod dump;
 mod escape;
@@ -251,4 +253,5 @@ struct ReadmeDoctests;
 #[doc = include_str!("../docs/tokio.md")]
 #[doc = include_str!("../docs/join-set.md")]
 #[doc = include_str!("../docs/scope.md")]
+#[doc = include_str!("../docs/testing.md")]
 struct GuideDoctests;

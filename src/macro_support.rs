@@ -18,7 +18,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::config::Builder;
+use crate::config::{Builder, TEST_SEED_ENV};
 use crate::dump::{TaskDump, TaskState};
 use crate::identity::TaskId;
 use crate::pool::Pool;
@@ -143,6 +143,93 @@ fn settle(pool: &Pool, limit: Duration) -> TaskDump {
         previous = now;
         std::thread::sleep(if previous.is_some() { SETTLE_GAP } else { Duration::from_millis(1) });
     }
+}
+
+/// `#[crew::test(seed = ..)]` and `#[crew::test(seeds = ..)]`: the seeds to run the body under.
+#[derive(Debug, Clone, Copy)]
+pub enum Seeds {
+    /// This one seed.
+    One(u64),
+    /// Seeds `0..n`.
+    Count(u64),
+}
+
+/// The seeds a seeded test runs under: `CREW_TEST_SEED`'s alone if it is set, else `seeds`.
+///
+/// # Panics
+///
+/// If `CREW_TEST_SEED` is set to anything but a whole number in `0..=u64::MAX`, decimal digits
+/// only (the message names the value).
+pub fn test_seeds(seeds: Seeds) -> Vec<u64> {
+    match std::env::var_os(TEST_SEED_ENV) {
+        Some(value) => match value.to_str().filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())) {
+            Some(digits) if digits.parse::<u64>().is_ok() => vec![digits.parse().expect("checked")],
+            _ => panic!(
+                "{TEST_SEED_ENV}={value:?} is invalid: expected a seed, a whole number in 0..={} (decimal digits only)",
+                u64::MAX
+            ),
+        },
+        None => match seeds {
+            Seeds::One(seed) => vec![seed],
+            Seeds::Count(count) => (0..count).collect(),
+        },
+    }
+}
+
+/// `#[crew::test(seed = ..)]`, `#[crew::test(seeds = ..)]`: runs `body` as a task of a seeded
+/// pool built from `builder` (one pool per seed, the body on its worker), for each of the seeds
+/// (`test_seeds`), in order; stops at the first that fails, naming it. Each pool is checked for
+/// leftovers as [`finish_test`] does, with `fail`. Returns the last seed's output.
+///
+/// # Panics
+///
+/// Under the first seed whose body panics, or whose pool has leftovers with `fail`: the message
+/// names the seed and how to rerun it alone, then the failure's own message.
+#[track_caller]
+pub fn seeded_test<T, F>(builder: impl Fn() -> Builder, seeds: Seeds, fail: bool, body: impl Fn() -> F) -> T
+where
+    T: TestOutput + Send + 'static,
+    F: std::future::Future<Output = T> + Send + 'static,
+{
+    let mut last = None;
+    for seed in test_seeds(seeds) {
+        let failed = |what: &str| {
+            format!("#[crew::test]: failed under seed {seed} (rerun it alone with {TEST_SEED_ENV}={seed}): {what}")
+        };
+        let pool = test_pool(builder().seed(seed));
+        let result = crate::block_on(pool.spawn_with(crate::Catch, body()));
+        let output = match result {
+            Ok(output) => output,
+            Err(error) => {
+                pool.shutdown_timeout(SETTLE_LIMIT);
+                match error.panic_message() {
+                    Some(message) => panic!("{}", failed(message)),
+                    None => {
+                        eprintln!("{}", failed("the body panicked (its payload follows)"));
+                        std::panic::resume_unwind(error.into_panic());
+                    }
+                }
+            }
+        };
+        if output.failed() {
+            eprintln!("{}", failed("the body returned an error"));
+            pool.shutdown_timeout(SETTLE_LIMIT);
+            return output;
+        }
+        let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            finish_test_within(pool, fail, &output, SETTLE_LIMIT)
+        }));
+        if let Err(payload) = checked {
+            let message = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or("the leftover check panicked");
+            panic!("{}", failed(message));
+        }
+        last = Some(output);
+    }
+    last.expect("a seeded test runs under at least one seed")
 }
 
 /// Makes the next `starts` worker thread starts fail (a hand-off's, a takeover's) as they

@@ -173,6 +173,7 @@ impl Pool {
     /// ```
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        // In a paused pool, `crew::block_on` counts this future's polls as the pool's work.
         let _entered = scheduler::enter_pool(&self.shared);
         // The `tokio` feature: this pool's tokio context, unless the thread has one.
         #[cfg(feature = "tokio")]
@@ -233,6 +234,24 @@ impl Pool {
     /// ```
     pub fn workers(&self) -> usize {
         self.shared.workers()
+    }
+
+    /// A seeded pool's poll trace ([`Builder::seed`](crate::Builder::seed)): for each task its
+    /// one worker picked, in pick order, the task's spawn ordinal in this pool (its first
+    /// spawn is 0). Two runs of the same seed and program give the same trace; a thread's
+    /// local tasks, which the seed does not order, are not listed. Empty for a pool that is not
+    /// seeded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().seed(1).build().unwrap();
+    /// crew::block_on(pool.spawn(async { crew::spawn(async {}).await }));
+    /// // The outer task (0), its child (1), and the outer task again once the child ended.
+    /// assert_eq!(pool.poll_trace(), [0, 1, 0]);
+    /// ```
+    pub fn poll_trace(&self) -> Vec<u64> {
+        self.shared.poll_trace().unwrap_or_default()
     }
 
     /// Shuts the pool down as dropping it does, but waits for its threads only up to `timeout`:

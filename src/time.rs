@@ -1,5 +1,6 @@
 //! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`timeout_at`] and [`interval`], on
-//! async-io's reactor.
+//! async-io's reactor, or on a paused pool's virtual clock; [`now`], and [`advance`] for a
+//! paused clock.
 //!
 //! Invariants:
 //! - No thread per timer: every timer is an entry in async-io's timer map, fired by whichever
@@ -7,6 +8,12 @@
 //!   fallback thread). A timer dropped before it fires is taken out of the map: async-io queues
 //!   the removal, and the reactor applies it (dropping its clone of the waker) the next time it
 //!   runs; a dropped timer never wakes its task.
+//! - **A paused pool's timers** ([`Builder::start_paused`]): a timer made on a thread that works
+//!   for or blocks in a paused pool (its tasks, its `block_on`) reads that pool's clock, bound
+//!   when the timer is made, and never enters async-io's map: it is an entry of the clock's own
+//!   (`clock.rs`), fired when the clock reaches its deadline, in deadline order and, at one
+//!   instant, in the order the timers were made. Everywhere else, timers and [`now`] read the
+//!   real clock.
 //! - A deadline that overflows `Instant` (a huge duration) never fires; it is not an error.
 //! - A future that finishes is never reported as timed out: [`Timeout`] polls its future before
 //!   it looks at the clock, so even a zero-duration timeout returns `Ok` for a ready future.
@@ -15,6 +22,7 @@
 //!   ready when polled again; [`Interval::tick`] moves on.
 //!
 //! [`Builder::drive_reactor`]: crate::Builder::drive_reactor
+//! [`Builder::start_paused`]: crate::Builder::start_paused
 
 use std::error::Error;
 use std::fmt;
@@ -26,9 +34,115 @@ use std::time::{Duration, Instant};
 use async_io::Timer;
 use pin_project_lite::pin_project;
 
+use crate::clock::ClockRef;
+use crate::scheduler::current_paused_clock;
+
+/// The current instant: the real clock's (`Instant::now()`), except in a paused pool's tasks
+/// and its `block_on` ([`Builder::start_paused`](crate::Builder::start_paused)), where it is
+/// that pool's virtual clock, which every crew timer made there reads.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let pool = crew::Pool::builder().workers(1).start_paused(true).build().unwrap();
+/// pool.block_on(async {
+///     let start = crew::time::now();
+///     crew::time::sleep(Duration::from_secs(90)).await;
+///     assert_eq!(crew::time::now() - start, Duration::from_secs(90));
+/// });
+/// ```
+pub fn now() -> Instant {
+    match current_paused_clock() {
+        Some(clock) => clock.now(),
+        None => Instant::now(),
+    }
+}
+
+/// Moves a paused pool's clock forward by `duration`, firing every timer due by then in
+/// deadline order and letting the tasks they wake run before the clock moves on (the pool
+/// must fall idle between two deadlines, see [`Builder::start_paused`]); completes once the
+/// clock reads `now() + duration`, as of the call. Meanwhile the clock moves no further,
+/// even while the pool is idle.
+///
+/// # Panics
+///
+/// Outside a paused pool's tasks and `block_on`, or if `now() + duration` overflows
+/// `Instant`; the message says which.
+///
+/// [`Builder::start_paused`]: crate::Builder::start_paused
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// let pool = crew::Pool::builder().workers(2).start_paused(true).build().unwrap();
+/// pool.block_on(async {
+///     let fired = Arc::new(AtomicUsize::new(0));
+///     for minutes in [1, 2, 10] {
+///         let fired = fired.clone();
+///         crew::spawn(async move {
+///             crew::time::sleep(Duration::from_secs(60 * minutes)).await;
+///             fired.fetch_add(1, Ordering::SeqCst);
+///         })
+///         .detach();
+///     }
+///     crew::time::advance(Duration::from_secs(150)).await;
+///     assert_eq!(fired.load(Ordering::SeqCst), 2, "the 1- and 2-minute sleeps, not the 10-minute one");
+/// });
+/// ```
+#[track_caller]
+pub fn advance(duration: Duration) -> Advance {
+    let Some(clock) = current_paused_clock() else {
+        panic!(
+            "crew::time::advance({duration:?}) was called outside a paused pool: only the tasks and the block_on of \
+             a pool built with Builder::start_paused(true) have a clock it can move"
+        );
+    };
+    let Some(target) = clock.now().checked_add(duration) else {
+        panic!("crew::time::advance({duration:?}): the paused clock's now + {duration:?} overflows Instant");
+    };
+    Advance { clock, target }
+}
+
+/// The future returned by [`advance`].
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let pool = crew::Pool::builder().workers(1).start_paused(true).build().unwrap();
+/// pool.block_on(async {
+///     let start = crew::time::now();
+///     let step: crew::time::Advance = crew::time::advance(Duration::from_millis(250));
+///     step.await;
+///     assert_eq!(crew::time::now() - start, Duration::from_millis(250));
+/// });
+/// ```
+#[derive(Debug)]
+#[must_use = "the clock moves only while the advance is awaited"]
+pub struct Advance {
+    clock: ClockRef,
+    target: Instant,
+}
+
+impl Future for Advance {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.clock.poll_advance(self.target, cx)
+    }
+}
+
 /// Waits until `duration` has passed.
 ///
-/// Works on any executor (async-io's reactor fires it); on crew it costs no thread.
+/// Works on any executor (async-io's reactor fires it); on crew it costs no thread. Made in a
+/// paused pool's task or `block_on`, it waits on that pool's clock (see the module docs).
 ///
 /// # Examples
 ///
@@ -40,7 +154,13 @@ use pin_project_lite::pin_project;
 /// assert!(start.elapsed() >= Duration::from_millis(10));
 /// ```
 pub fn sleep(duration: Duration) -> Sleep {
-    Sleep::new(Instant::now().checked_add(duration))
+    match current_paused_clock() {
+        None => Sleep::real(Instant::now().checked_add(duration)),
+        Some(clock) => {
+            let deadline = clock.now().checked_add(duration);
+            Sleep::paused(clock, deadline)
+        }
+    }
 }
 
 /// Waits until `deadline`. A deadline in the past completes at the first poll.
@@ -55,7 +175,10 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// assert!(Instant::now() >= deadline);
 /// ```
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    Sleep::new(Some(deadline))
+    match current_paused_clock() {
+        None => Sleep::real(Some(deadline)),
+        Some(clock) => Sleep::paused(clock, Some(deadline)),
+    }
 }
 
 /// The future returned by [`sleep`] and [`sleep_until`]. Dropping it cancels the timer.
@@ -72,18 +195,45 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 /// ```
 #[derive(Debug)]
 pub struct Sleep {
-    timer: Timer,
+    timer: SleepTimer,
     deadline: Option<Instant>,
     fired: bool,
 }
 
+/// Where a [`Sleep`]'s timer is: async-io's map, or a paused pool's clock.
+#[derive(Debug)]
+enum SleepTimer {
+    Real(Timer),
+    Paused(PausedTimer),
+}
+
+/// A timer of a paused pool's clock: its number there, and the deadline its entry is filed
+/// under, if it has one.
+#[derive(Debug)]
+struct PausedTimer {
+    clock: ClockRef,
+    number: u64,
+    filed: Option<Instant>,
+}
+
+impl Drop for PausedTimer {
+    fn drop(&mut self) {
+        self.clock.cancel_timer(self.number, &mut self.filed);
+    }
+}
+
 impl Sleep {
-    fn new(deadline: Option<Instant>) -> Sleep {
+    fn real(deadline: Option<Instant>) -> Sleep {
         let timer = match deadline {
             Some(deadline) => Timer::at(deadline),
             None => Timer::never(),
         };
-        Sleep { timer, deadline, fired: false }
+        Sleep { timer: SleepTimer::Real(timer), deadline, fired: false }
+    }
+
+    fn paused(clock: ClockRef, deadline: Option<Instant>) -> Sleep {
+        let number = clock.timer_made();
+        Sleep { timer: SleepTimer::Paused(PausedTimer { clock, number, filed: None }), deadline, fired: false }
     }
 
     /// The instant this sleep completes at; `None` if its duration overflowed `Instant` (it
@@ -116,8 +266,20 @@ impl Sleep {
     /// assert!(Instant::now() >= again);
     /// ```
     pub fn reset(&mut self, deadline: Instant) {
-        self.timer.set_at(deadline);
-        self.deadline = Some(deadline);
+        self.set(Some(deadline));
+    }
+
+    /// Makes this sleep complete at `deadline`, or never.
+    fn set(&mut self, deadline: Option<Instant>) {
+        match &mut self.timer {
+            SleepTimer::Real(timer) => match deadline {
+                Some(deadline) => timer.set_at(deadline),
+                None => *timer = Timer::never(),
+            },
+            // Out of the clock's map at once: the clock never jumps to a deadline nobody waits for.
+            SleepTimer::Paused(timer) => timer.clock.cancel_timer(timer.number, &mut timer.filed),
+        }
+        self.deadline = deadline;
         self.fired = false;
     }
 }
@@ -129,12 +291,19 @@ impl Future for Sleep {
         if self.fired {
             return Poll::Ready(());
         }
-        match Pin::new(&mut self.timer).poll(cx) {
-            Poll::Ready(_) => {
-                self.fired = true;
-                Poll::Ready(())
-            }
-            Poll::Pending => Poll::Pending,
+        let this = &mut *self;
+        let fired = match &mut this.timer {
+            SleepTimer::Real(timer) => Pin::new(timer).poll(cx).is_ready(),
+            SleepTimer::Paused(timer) => match this.deadline {
+                Some(deadline) => timer.clock.poll_timer(deadline, timer.number, &mut timer.filed, cx),
+                None => false,
+            },
+        };
+        if fired {
+            this.fired = true;
+            Poll::Ready(())
+        } else {
+            Poll::Pending
         }
     }
 }
@@ -301,7 +470,7 @@ impl Error for Elapsed {}
 /// assert!(start.elapsed() >= Duration::from_millis(4));
 /// ```
 pub fn interval(period: Duration) -> Interval {
-    interval_at(Instant::now(), period)
+    interval_at(now(), period)
 }
 
 /// A stream of ticks every `period`, the first one at `start`.
@@ -386,10 +555,7 @@ impl Interval {
         match Pin::new(&mut self.sleep).poll(cx) {
             Poll::Ready(()) => {
                 self.next = due.checked_add(self.period);
-                match self.next {
-                    Some(next) => self.sleep.reset(next),
-                    None => self.sleep = Sleep::new(None),
-                }
+                self.sleep.set(self.next);
                 Poll::Ready(due)
             }
             Poll::Pending => Poll::Pending,

@@ -13,7 +13,8 @@
 //!   program starts the global pool as any `crew::spawn` would (`CREW_WORKERS` and friends).
 //! - `#[crew::test]` runs the body on a pool of its own, through `Pool::block_on`, so the
 //!   body's `crew::spawn` calls land on that pool; the pool is checked for leftover tasks and
-//!   dropped when the body returns (see crew's docs of the attribute).
+//!   dropped when the body returns (see crew's docs of the attribute). With `seed` or `seeds`,
+//!   the body runs as a task of a seeded pool, one pool per seed (`__private::seeded_test`).
 
 #![forbid(unsafe_code)]
 
@@ -105,7 +106,26 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// Options: those of `#[crew::main]` that configure a pool (`workers`, `thread_name`,
 /// `stack_size`, `takeover`, `takeover_after_ms`, `max_stuck_threads`, `drive_reactor`,
-/// `crate`), and `leftovers = "fail"` (the default) or `"drop"`.
+/// `crate`), `leftovers = "fail"` (the default) or `"drop"`, and for tests that control time
+/// (crew's `docs/testing.md`):
+///
+/// - `start_paused = true`: the test's pool starts with its clock paused
+///   (`Builder::start_paused`): its timers fire when nothing else can run, at once in real time.
+/// - `seed = s`: the body runs as a task of a seeded pool (`Builder::seed`: one worker, the order
+///   of its tasks drawn from `s`, the clock paused), not on the test's thread; the body and its
+///   output must be `Send`. `seeds = n` runs it under seeds `0..n`, a fresh pool each, and stops
+///   at the first that fails, naming the seed; `CREW_TEST_SEED=s` reruns seed `s` alone. With
+///   either, `workers` (but `1`), `takeover = true`, `takeover_after_ms`, `drive_reactor = true`
+///   and `start_paused = false` are compile errors.
+///
+/// ```
+/// #[crew::test(seeds = 20)]
+/// async fn every_interleaving_adds_up() {
+///     let (a, b) = (crew::spawn(async { 1 }), crew::spawn(async { 2 }));
+///     assert_eq!(a.await + b.await, 3);
+/// }
+/// # fn main() {}
+/// ```
 ///
 /// ```
 /// #[crew::test(workers = 1, leftovers = "drop")]
@@ -184,6 +204,9 @@ impl Kind {
                 "max_stuck_threads",
                 "drive_reactor",
                 "leftovers",
+                "start_paused",
+                "seed",
+                "seeds",
                 "crate",
             ],
         }
@@ -200,6 +223,11 @@ struct Options {
     thread_name: bool,
     /// `#[crew::test]`: fail the test on leftover tasks (`leftovers = "fail"`, the default).
     fail_on_leftovers: bool,
+    /// `#[crew::test(seed = s)]` or `(seeds = n)`: the number, whether it counts seeds
+    /// (`seeds`, expanded to `__private::Seeds::Count`) or is one (`Seeds::One`), and its span.
+    seeds: Option<(u64, bool, Span)>,
+    /// The settings a seeded test cannot take, as given: (name, span).
+    not_with_seed: Vec<(String, Span)>,
     /// The path crew is reachable by.
     krate: syn::Path,
 }
@@ -222,6 +250,8 @@ fn parse_options(kind: Kind, args: TokenStream2) -> syn::Result<Options> {
         workers: false,
         thread_name: false,
         fail_on_leftovers: true,
+        seeds: None,
+        not_with_seed: Vec::new(),
         krate: syn::parse_quote!(::crew),
     };
     let mut seen: Vec<String> = Vec::new();
@@ -231,6 +261,9 @@ fn parse_options(kind: Kind, args: TokenStream2) -> syn::Result<Options> {
             let hint = match (kind, name.as_str()) {
                 (Kind::Test, "task_dump") => " (a test's pool always keeps the task dump: the leftover check reads it)",
                 (Kind::Main, "leftovers") => " (`leftovers` is #[crew::test]'s)",
+                (Kind::Main, "start_paused" | "seed" | "seeds") => {
+                    " (the global pool keeps real time and its own order: this is #[crew::test]'s)"
+                }
                 _ => "",
             };
             return Err(syn::Error::new_spanned(
@@ -260,6 +293,9 @@ fn parse_options(kind: Kind, args: TokenStream2) -> syn::Result<Options> {
                         ),
                     ));
                 }
+                if workers != 1 {
+                    options.not_with_seed.push((format!("workers = {workers}"), span));
+                }
                 let workers = workers as usize;
                 options.builder.push(quote_spanned!(span=> .workers(#workers)));
                 options.workers = true;
@@ -280,12 +316,34 @@ fn parse_options(kind: Kind, args: TokenStream2) -> syn::Result<Options> {
             }
             "takeover_after_ms" => {
                 let ms = int(kind, &name, value, "milliseconds, as in `takeover_after_ms = 20`")?;
+                options.not_with_seed.push((format!("takeover_after_ms = {ms}"), span));
                 options.builder.push(quote_spanned!(span=> .takeover_after(::core::time::Duration::from_millis(#ms))));
             }
-            "takeover" | "drive_reactor" | "task_dump" => {
+            "takeover" | "drive_reactor" | "task_dump" | "start_paused" => {
                 let on = boolean(kind, &name, value)?;
+                if on == (name != "start_paused") && name != "task_dump" {
+                    options.not_with_seed.push((format!("{name} = {on}"), span));
+                }
                 let method = syn::Ident::new(&name, span);
                 options.builder.push(quote_spanned!(span=> .#method(#on)));
+            }
+            "seed" | "seeds" => {
+                let expected =
+                    if name == "seed" { "a seed, as in `seed = 17`" } else { "a number of seeds, as in `seeds = 100`" };
+                let number = int(kind, &name, value, expected)?;
+                if name == "seeds" && number == 0 {
+                    return Err(syn::Error::new_spanned(
+                        value,
+                        format!("{}: `seeds = 0` runs the test under no seed; expected 1 or more", kind.attribute()),
+                    ));
+                }
+                if let Some((_, _, _)) = options.seeds {
+                    return Err(syn::Error::new_spanned(
+                        &pair.path,
+                        format!("{}: give `seed` or `seeds`, not both", kind.attribute()),
+                    ));
+                }
+                options.seeds = Some((number, name == "seeds", span));
             }
             "leftovers" => {
                 let policy = string(kind, &name, value, "`\"fail\"` or `\"drop\"`")?;
@@ -308,6 +366,16 @@ fn parse_options(kind: Kind, args: TokenStream2) -> syn::Result<Options> {
             }
             _ => unreachable!("every listed option is handled"),
         }
+    }
+    if let (Some(_), Some((setting, span))) = (options.seeds, options.not_with_seed.first()) {
+        return Err(syn::Error::new(
+            *span,
+            format!(
+                "{}: `{setting}` cannot go with `seed`/`seeds`: a seeded test runs on one worker, with no takeover, \
+                 no reactor driving and its clock paused",
+                kind.attribute()
+            ),
+        ));
     }
     Ok(options)
 }
@@ -402,6 +470,28 @@ fn expand(kind: Kind, args: TokenStream2, item: TokenStream2) -> syn::Result<Tok
                 #vis fn #name() #output {
                     #configure
                     #krate::block_on(async move #body)
+                }
+            }
+        }
+        Kind::Test if options.seeds.is_some() => {
+            let test_name = name.to_string();
+            let thread_name = (!options.thread_name).then(|| quote!(.thread_name(#test_name)));
+            let fail = options.fail_on_leftovers && !function.attrs.iter().any(should_panic_without_message);
+            let seeds = match options.seeds {
+                Some((seed, false, span)) => quote_spanned!(span=> #krate::__private::Seeds::One(#seed)),
+                Some((count, true, span)) => quote_spanned!(span=> #krate::__private::Seeds::Count(#count)),
+                None => unreachable!("matched above"),
+            };
+            quote! {
+                #[::core::prelude::v1::test]
+                #(#attrs)*
+                #vis fn #name() #output {
+                    #krate::__private::seeded_test(
+                        || #krate::Builder::new() #thread_name #(#builder)*,
+                        #seeds,
+                        #fail,
+                        || async move #body,
+                    )
                 }
             }
         }

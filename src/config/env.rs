@@ -63,6 +63,18 @@ pub const MAX_STUCK_THREADS_ENV: &str = "CREW_MAX_STUCK_THREADS";
 /// ```
 pub const TASK_DUMP_ENV: &str = "CREW_TASK_DUMP";
 
+/// The variable that reruns a seeded test (`#[crew::test(seed = ..)]` or `(seeds = ..)`) under
+/// one seed alone: a whole number in `0..=u64::MAX`, decimal digits only. Read by seeded tests
+/// only, each time one starts; a bad value fails the test, naming it (`docs/testing.md`).
+///
+/// # Examples
+///
+/// ```
+/// // `CREW_TEST_SEED=17 cargo test finds_the_race`: that test runs under seed 17 alone.
+/// assert_eq!(crew::config::TEST_SEED_ENV, "CREW_TEST_SEED");
+/// ```
+pub const TEST_SEED_ENV: &str = "CREW_TEST_SEED";
+
 /// The one process-wide `CREW_` variable: `off` keeps the whole process from making any
 /// `membarrier` system call (for sandboxes whose seccomp filter kills a process at an unknown
 /// system call), so that the LIFO slot's owner and the end of each poll pay a `SeqCst` fence

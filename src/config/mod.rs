@@ -29,7 +29,7 @@ mod limits;
 use std::time::Duration;
 
 pub(crate) use env::Env;
-pub use env::{MAX_STUCK_THREADS_ENV, MEMBARRIER_ENV, TAKEOVER_ENV, TASK_DUMP_ENV, WORKERS_ENV};
+pub use env::{MAX_STUCK_THREADS_ENV, MEMBARRIER_ENV, TAKEOVER_ENV, TASK_DUMP_ENV, TEST_SEED_ENV, WORKERS_ENV};
 pub use error::BuildError;
 pub use limits::{
     DEFAULT_SLOW_POLL_THRESHOLD, DEFAULT_SPIN_BEFORE_PARK, DEFAULT_TAKEOVER_AFTER, MAX_BLOCKING_THREADS,
@@ -53,6 +53,12 @@ const STUCK_EXPECTED: &str = "expected a number of threads in 0..=1024";
 const SPIN_EXPECTED: &str = "expected a duration in 0s..=1ms";
 const THREAD_NAME_EXPECTED: &str =
     "expected printable text: no control character (newline, NUL, escape), line separator, invisible format character, `\\` or `\"`";
+
+const SEED_EXPECTED: &str =
+    "a seeded pool runs on one worker, with no takeover, no reactor driving and its clock paused: leave the setting unset";
+
+const GLOBAL_CLOCK_EXPECTED: &str =
+    "the global pool keeps real time and its own order: build a private Pool with start_paused or seed";
 
 const DEFAULT_THREAD_NAME: &str = "crew-worker";
 
@@ -83,6 +89,8 @@ pub struct Builder {
     on_slow_poll: Option<Hook>,
     task_dump: Option<bool>,
     spin_before_park: Option<Duration>,
+    start_paused: Option<bool>,
+    seed: Option<u64>,
     #[cfg(feature = "tokio")]
     tokio_handle: Option<tokio::runtime::Handle>,
 }
@@ -110,6 +118,10 @@ pub(crate) struct Config {
     /// How long a searcher that found nothing sweeps again before it parks (zero under loom,
     /// which has no clock, and by default under miri).
     pub(crate) spin_before_park: Duration,
+    /// Whether the pool's timers read a paused clock (`clock.rs`); always true with a seed.
+    pub(crate) start_paused: bool,
+    /// The seed of a seeded pool's picks: one worker, no monitor, no reactor (`Builder::seed`).
+    pub(crate) seed: Option<u64>,
     /// The tokio runtime whose context the pool's threads enter (`tokio_context.rs`); `None`:
     /// crew's own.
     #[cfg(feature = "tokio")]
@@ -363,6 +375,76 @@ impl Builder {
         self
     }
 
+    /// Starts the pool with its clock paused: every timer crew makes for the pool's tasks and
+    /// its [`block_on`](crate::Pool::block_on) ([`crew::time`](crate::time)'s sleep, timeout
+    /// and interval, [`crew::hyper::Timer`](crate::hyper::Timer), `crew::http`'s timeouts)
+    /// reads the pool's virtual clock, bound when the timer is made, and
+    /// [`crew::time::now`](crate::time::now) returns it there. The clock moves only by
+    /// [`crew::time::advance`](crate::time::advance), or when nothing of the pool can run (no
+    /// task queued or running, no poll of its `block_on`, no blocking job of its own): then it
+    /// jumps to the next deadline. Timers due at the same instant fire in the order they were
+    /// made. `std::time::Instant::now()`, tokio's timers, the reactor and crew's own monitor
+    /// keep real time. The global pool cannot start paused
+    /// ([`build_global`](Builder::build_global) refuses it). See `docs/testing.md`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let pool = crew::Pool::builder().workers(2).start_paused(true).build().unwrap();
+    /// let real = Instant::now();
+    /// let timed_out = pool.block_on(async {
+    ///     let start = crew::time::now();
+    ///     let result = crew::time::timeout(Duration::from_secs(3600), std::future::pending::<()>()).await;
+    ///     assert_eq!(crew::time::now() - start, Duration::from_secs(3600));
+    ///     result.is_err()
+    /// });
+    /// assert!(timed_out);
+    /// assert!(real.elapsed() < Duration::from_secs(3600));
+    /// ```
+    pub fn start_paused(mut self, paused: bool) -> Builder {
+        self.start_paused = Some(paused);
+        self
+    }
+
+    /// Makes the pool a seeded one, for tests that replay an interleaving: it runs its tasks on
+    /// one worker, each time picking the next among those ready by a generator seeded with
+    /// `seed`, with its clock paused ([`start_paused`](Builder::start_paused)). A program that
+    /// touches no real socket, no blocking job and no thread of its own polls the same tasks in
+    /// the same order in every run of the same seed, in any process
+    /// ([`Pool::poll_trace`](crate::Pool::poll_trace) shows it). So that nothing else decides
+    /// the order, a seeded pool has no monitor (no takeover, no slow-poll reports) and does not
+    /// drive the reactor, and [`block_on`](crate::block_on()), [`Pool::block_on`](crate::Pool::block_on),
+    /// [`scope`](crate::scope()) and [`block_in_place`](crate::block_in_place()) inside its tasks
+    /// panic with a message instead of handing the worker off. `build` refuses a seed with
+    /// `workers(n)` for `n > 1`, `takeover(true)`, `takeover_after`, `on_slow_poll`,
+    /// `drive_reactor(true)` or `start_paused(false)`, naming both settings. Drive it with
+    /// [`Pool::spawn`](crate::Pool::spawn) and wait for the handle from outside (as
+    /// `#[crew::test(seed = ..)]` does), not with `Pool::block_on`, whose future runs on the
+    /// calling thread, outside the seeded order. See `docs/testing.md`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let order = |seed| {
+    ///     let pool = crew::Pool::builder().seed(seed).build().unwrap();
+    ///     let run = pool.spawn(async {
+    ///         let tasks: Vec<_> = (0..8).map(|i| crew::spawn(async move { i })).collect();
+    ///         for task in tasks {
+    ///             task.await;
+    ///         }
+    ///     });
+    ///     crew::block_on(run);
+    ///     pool.poll_trace()
+    /// };
+    /// assert_eq!(order(7), order(7));
+    /// ```
+    pub fn seed(mut self, seed: u64) -> Builder {
+        self.seed = Some(seed);
+        self
+    }
+
     /// Sets the tokio runtime whose context this pool's threads hold (feature `tokio`): its
     /// workers, the threads that take a stuck worker over, and its slow-poll reporter, for their
     /// whole life, so that tokio's crates (reqwest, tonic, sqlx) work inside the pool's tasks.
@@ -390,11 +472,38 @@ impl Builder {
         self
     }
 
+    /// For the global pool: the setting it cannot take (a paused clock, a seed), as the
+    /// error naming it.
+    pub(crate) fn refuse_for_global(&self) -> Result<(), BuildError> {
+        let call = match (self.seed, self.start_paused) {
+            (Some(seed), _) => format!("Builder::seed({seed})"),
+            (None, Some(true)) => "Builder::start_paused(true)".to_owned(),
+            _ => return Ok(()),
+        };
+        Err(BuildError::setting(format!("{call} with Builder::build_global"), GLOBAL_CLOCK_EXPECTED))
+    }
+
     /// Validates the settings; `env` holds the `CREW_` variables, for settings left unset.
     pub(crate) fn check(self, env: Env) -> Result<Config, BuildError> {
         // Process-wide, so checked for every pool, private ones too (`env.rs`).
         env::membarrier()?;
+        if let Some(seed) = self.seed {
+            let conflict = match (self.workers, self.takeover, self.drive_reactor, self.start_paused) {
+                (Some(n), ..) if n != 1 => Some(format!("Builder::workers({n})")),
+                (_, Some(true), ..) => Some("Builder::takeover(true)".to_owned()),
+                (_, _, Some(true), _) => Some("Builder::drive_reactor(true)".to_owned()),
+                (.., Some(false)) => Some("Builder::start_paused(false)".to_owned()),
+                _ => None,
+            };
+            let conflict = conflict
+                .or_else(|| self.takeover_after.map(|after| format!("Builder::takeover_after({after:?})")))
+                .or_else(|| self.on_slow_poll.is_some().then(|| "Builder::on_slow_poll(..)".to_owned()));
+            if let Some(call) = conflict {
+                return Err(BuildError::setting(format!("{call} with Builder::seed({seed})"), SEED_EXPECTED));
+            }
+        }
         let workers = match self.workers {
+            _ if self.seed.is_some() => 1,
             Some(n) if (1..=MAX_WORKERS).contains(&n) => n,
             Some(n) => return Err(BuildError::setting(format!("Builder::workers({n})"), WORKERS_EXPECTED)),
             None => env::workers(&env)?.unwrap_or_else(|| num_cpus::get().clamp(1, MAX_WORKERS)),
@@ -418,6 +527,7 @@ impl Builder {
         // applies to each that the Builder left unset: `takeover(false)` and `takeover_after`
         // leave it nothing; `takeover(true)` leaves it the threshold (`off` then says nothing).
         let takeover_after = match (self.takeover, threshold("takeover_after", self.takeover_after)?) {
+            _ if self.seed.is_some() => None,
             (Some(false), _) => None,
             (Some(true), Some(after)) | (None, Some(after)) => Some(after),
             (Some(true), None) => Some(env::takeover(&env)?.flatten().unwrap_or(DEFAULT_TAKEOVER_AFTER)),
@@ -458,14 +568,16 @@ impl Builder {
             stack_size: self.stack_size,
             // miri cannot run async-io's reactor (it has no `timerfd_create`), so under miri
             // workers park plainly unless told otherwise; loom builds have no reactor at all.
-            drive_reactor: !cfg!(loom) && self.drive_reactor.unwrap_or(!cfg!(miri)),
-            monitor: !cfg!(loom) && (takeover_after.is_some() || self.on_slow_poll.is_some()),
+            drive_reactor: !cfg!(loom) && self.seed.is_none() && self.drive_reactor.unwrap_or(!cfg!(miri)),
+            monitor: !cfg!(loom) && self.seed.is_none() && (takeover_after.is_some() || self.on_slow_poll.is_some()),
             takeover_after,
             max_stuck_threads,
             slow_poll_threshold,
             on_slow_poll: self.on_slow_poll,
             task_dump,
             spin_before_park: if cfg!(loom) { Duration::ZERO } else { spin_before_park },
+            start_paused: self.seed.is_some() || self.start_paused.unwrap_or(false),
+            seed: self.seed,
             #[cfg(feature = "tokio")]
             tokio_handle: self.tokio_handle,
         })

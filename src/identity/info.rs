@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::record::TaskRecord;
+use crate::clock::ClockRef;
 use crate::escape::Escaped;
 
 /// How many ids a thread reserves at a time.
@@ -163,6 +164,9 @@ struct Extra {
     set: Option<SetLabel>,
     /// A scoped task's end, told once no `Runnable` of the task exists (`scheduler/cores/task.rs`).
     deferred: Option<Arc<dyn DeferredEnd>>,
+    /// A paused pool's task's clock and, in a seeded pool, its spawn ordinal (`clock.rs`,
+    /// `scheduler/cores/seeded.rs`): one word here, so that other tasks pay 8 bytes for it.
+    paused: Option<Box<Paused>>,
 }
 
 impl fmt::Debug for Extra {
@@ -172,8 +176,16 @@ impl fmt::Debug for Extra {
             .field("record", &self.record)
             .field("set", &self.set)
             .field("deferred", &self.deferred.is_some())
+            .field("paused", &self.paused)
             .finish()
     }
+}
+
+/// A paused pool's task's part of its identity (see `Extra::paused`).
+#[derive(Debug, Clone)]
+struct Paused {
+    clock: ClockRef,
+    ordinal: Option<u64>,
 }
 
 /// Which [`JoinSet`](crate::task::JoinSet) a task belongs to: its id, and its name if given.
@@ -198,7 +210,7 @@ impl Extra {
     #[cold]
     #[inline(never)]
     fn named(name: TaskName) -> Arc<Extra> {
-        Arc::new(Extra { name: Some(name), record: None, set: None, deferred: None })
+        Arc::new(Extra { name: Some(name), record: None, set: None, deferred: None, paused: None })
     }
 
     /// This part's fields, taken out (moved if this was the last reference, else copied; a
@@ -211,8 +223,9 @@ impl Extra {
                 record: None,
                 set: shared.set.clone(),
                 deferred: shared.deferred.clone(),
+                paused: shared.paused.clone(),
             },
-            None => Extra { name: None, record: None, set: None, deferred: None },
+            None => Extra { name: None, record: None, set: None, deferred: None, paused: None },
         }
     }
 }
@@ -248,6 +261,26 @@ impl TaskInfo {
     pub(crate) fn with_deferred_end(self, end: Arc<dyn DeferredEnd>) -> TaskInfo {
         let extra = Extra { deferred: Some(end), ..Extra::into_parts(self.extra) };
         TaskInfo { id: self.id, extra: Some(Arc::new(extra)), location: self.location }
+    }
+
+    /// This identity, of a task of the paused pool whose clock is `clock`, numbered `ordinal`
+    /// among its spawns if the pool is seeded.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn with_paused(self, clock: ClockRef, ordinal: Option<u64>) -> TaskInfo {
+        let extra = Extra { paused: Some(Box::new(Paused { clock, ordinal })), ..Extra::into_parts(self.extra) };
+        TaskInfo { id: self.id, extra: Some(Arc::new(extra)), location: self.location }
+    }
+
+    /// The clock of the paused pool the task belongs to, if any (`clock.rs`).
+    #[inline(always)]
+    pub(crate) fn paused_clock(&self) -> Option<&ClockRef> {
+        Some(&self.extra.as_deref()?.paused.as_deref()?.clock)
+    }
+
+    /// The task's spawn ordinal in its seeded pool, if it has one.
+    pub(crate) fn ordinal(&self) -> Option<u64> {
+        self.extra.as_deref()?.paused.as_deref()?.ordinal
     }
 
     /// The task's deferred end, if it has one (see `scheduler/cores/task.rs`).

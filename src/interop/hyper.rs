@@ -8,7 +8,8 @@
 //!   detached with the `Ignore` policy: hyper keeps no handle, so a panic is reported by the
 //!   panic hook and swallowed, and never kills a worker.
 //! - [`Timer`]'s sleeps are [`crew::time::Sleep`](crate::time::Sleep)s; `reset` moves the same
-//!   timer rather than making a new one.
+//!   timer rather than making a new one; its `now` is [`crew::time::now`](crate::time::now), so
+//!   both follow a paused pool's clock (`Builder::start_paused`).
 //! - [`Io`] reads through a buffer of its own (allocated at the first read, zeroed once) and
 //!   copies into hyper's, because hyper hands out uninitialised memory that only `unsafe` code
 //!   may fill; the copy is of bytes already in cache, next to a system call. Writes go straight
@@ -112,6 +113,10 @@ impl hyper::rt::Timer for Timer {
 
     fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn HyperSleep>> {
         Box::pin(TimerSleep(crate::time::sleep_until(deadline)))
+    }
+
+    fn now(&self) -> Instant {
+        crate::time::now()
     }
 
     fn reset(&self, sleep: &mut Pin<Box<dyn HyperSleep>>, new_deadline: Instant) {

@@ -153,7 +153,10 @@ impl<T, P: Policy> Inner<T, P> {
             }
         }
         state.ready.clear();
-        let members: Vec<(TaskId, Member<T, P>)> = state.members.drain().collect();
+        let mut members: Vec<(TaskId, Member<T, P>)> = state.members.drain().collect();
+        // In spawn order, not the map's: what the drops wake is woken in an order that does
+        // not depend on task ids' values (a seeded pool's replay, `scheduler/cores/seeded.rs`).
+        members.sort_unstable_by_key(|(id, _)| *id);
         let mut handles = Vec::new();
         for (id, member) in members {
             if member.ended {
@@ -358,21 +361,25 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
         }
     }
 
-    /// Aborts every member; their handles are dropped outside the lock.
+    /// Aborts every member; their handles are dropped outside the lock, in spawn order (as
+    /// in `take_all`).
     pub(super) fn abort_all(&self) {
-        let handles: Vec<JoinHandle<T, P>> = {
+        let mut handles: Vec<(TaskId, JoinHandle<T, P>)> = {
             let mut state = self.state_with_ends();
             state
                 .members
-                .values_mut()
-                .filter(|member| !member.ended)
-                .filter_map(|member| {
+                .iter_mut()
+                .filter(|(_, member)| !member.ended)
+                .filter_map(|(id, member)| {
                     member.aborted = true;
-                    member.handle.take()
+                    Some((*id, member.handle.take()?))
                 })
                 .collect()
         };
-        drop(handles);
+        handles.sort_unstable_by_key(|(id, _)| *id);
+        for (_, handle) in handles {
+            drop(handle);
+        }
     }
 
     /// Members whose future is not yet dropped. `ends` first: it never passes `spawns`, so

@@ -32,6 +32,9 @@
 //!   `join_next`.
 //! - `&self` everywhere: the set is `Send + Sync`, so tasks may spawn into it (behind an `Arc`)
 //!   while another joins it.
+//! - Bulk operations (`abort_all`, `shutdown`, `detach_all`, the drop) take their members in
+//!   spawn order (task ids, counted up), never the members' map's order, which follows the ids'
+//!   values: a seeded pool's replay must not depend on how many tasks the process spawned before.
 
 //!
 //! Files: `inner.rs` (the shared state and the members' end hook), `group.rs` ([`TaskGroup`]);

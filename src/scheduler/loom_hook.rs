@@ -105,3 +105,47 @@ pub fn take_over(pool: &crate::Pool) -> bool {
         && crate::scheduler::takeover::monitor::take_over(shared, 0, seen, None)
             == crate::scheduler::takeover::monitor::Takeover::Done
 }
+
+/// crew's real paused clock (`src/clock.rs`): its count of work in flight and its timers, for
+/// model checking.
+#[derive(Debug)]
+pub struct PausedClock(crate::clock::ClockRef);
+
+#[allow(missing_docs)]
+impl PausedClock {
+    pub fn new(start: std::time::Instant) -> PausedClock {
+        PausedClock(crate::clock::ClockRef::new(crate::clock::PausedClock::new(start)))
+    }
+    pub fn now(&self) -> std::time::Instant {
+        self.0.now()
+    }
+    pub fn timer_made(&self) -> u64 {
+        self.0.timer_made()
+    }
+    /// True if due; else `cx`'s waker is filed under `deadline` (`filed` says where).
+    pub fn poll_timer(
+        &self,
+        deadline: std::time::Instant,
+        number: u64,
+        filed: &mut Option<std::time::Instant>,
+        cx: &mut std::task::Context<'_>,
+    ) -> bool {
+        self.0.poll_timer(deadline, number, filed, cx)
+    }
+    pub fn cancel_timer(&self, number: u64, filed: &mut Option<std::time::Instant>) {
+        self.0.cancel_timer(number, filed)
+    }
+    pub fn poll_advance(&self, target: std::time::Instant, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        self.0.poll_advance(target, cx)
+    }
+    pub fn begin_work(&self) {
+        self.0.begin_work()
+    }
+    pub fn end_work(&self) {
+        self.0.end_work()
+    }
+    /// Units of work in flight.
+    pub fn busy(&self) -> usize {
+        self.0.busy()
+    }
+}

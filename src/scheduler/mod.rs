@@ -94,6 +94,8 @@
 //! | `cores/pick.rs` | a worker's pick order: its own queues, its thread's local tasks, its inbox, the injector | |
 //! | `cores/search.rs` | stealing from other workers and the injector | |
 //! | `cores/rand.rs` | the generator that picks steal victims | |
+//! | `cores/seeded.rs` | a seeded pool's pick: every queued task into a ready list, one drawn by the seed; the poll trace | |
+//! | `cores/task_run.rs` | running one task: the guard around its run, and the unit of a paused pool's work it holds | |
 //! | `cores/park.rs` | listing a worker as parked, its re-scan, and the blocking wait | |
 //! | `cores/pinned.rs` | `spawn_pinned`'s placement: the least loaded core, its inbox | |
 //! | `cores/registry.rs` | a private pool's live tasks, so that dropping the pool drops them | |
@@ -119,12 +121,14 @@ mod sleep;
 mod takeover;
 
 pub(crate) use cores::context::{
-    count_task_end, current_private_pool, enter_pool, hand_off_core, shard_hint, try_hand_off_core,
+    count_task_end, current_paused_clock, current_private_pool, enter_pool, hand_off_core, shard_hint,
+    try_hand_off_core, with_current_clock,
 };
 pub(crate) use cores::run::fail_next_thread_starts;
+pub(crate) use cores::task_run::release_while_blocked;
 
 pub(crate) use cores::registry::Registration;
-pub(crate) use cores::schedule::{schedule_private, Pinned};
+pub(crate) use cores::schedule::{count_scheduled, schedule_private, Pinned};
 pub(crate) use cores::shared::{PoolKind, Shared};
 pub(crate) use cores::shared::{RawRunnable, Runnable, TaskMeta};
 pub(crate) use local_tasks::local_drive::{drive as drive_local, enter_block_on};

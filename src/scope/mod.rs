@@ -139,6 +139,8 @@ where
             "crew::scope: blocking on a worker thread needs a replacement worker thread, which could not start: {err}"
         );
     }
+    // Inside a paused pool's task: the clock may move while this thread waits.
+    let _released = crate::scheduler::release_while_blocked();
     let count = Arc::new(ScopeCount::new());
     let shared = Shared { count, unclaimed: ManuallyDrop::new(UnclaimedList::default()) };
     let scope = Scope { shared: Arc::new(shared), scope: PhantomData, env: PhantomData };

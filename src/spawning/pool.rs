@@ -13,7 +13,9 @@
 //!   hook.
 //! - A spawn hands the task's handle to its caller's `place` before the task can first run (and,
 //!   for a refused spawn, before the future and `end` are dropped).
-//! - The first run goes where any schedule of this pool's goes (`scheduler/cores/schedule.rs`).
+//! - The first run goes where any schedule of this pool's goes (`scheduler/cores/schedule.rs`);
+//!   a paused pool counts it as work first (`clock.rs`). Only private pools can be paused, and
+//!   all of them have a registry: the path without one (the global pool's) counts nothing.
 
 use async_task::Schedule;
 
@@ -21,7 +23,7 @@ use super::build::{self, Build};
 use crate::handle::JoinHandle;
 use crate::identity::{OnTaskEnd, TaskInfo};
 use crate::policy::Policy;
-use crate::scheduler::{shard_hint, Pinned, Registration, Runnable, Shared, TaskMeta};
+use crate::scheduler::{count_scheduled, shard_hint, Pinned, Registration, Runnable, Shared, TaskMeta};
 use crate::sync::Arc;
 
 impl Shared {
@@ -62,6 +64,7 @@ impl Shared {
         };
         let records = self.keeps_task_records();
         let info = if records { info.with_record() } else { info };
+        let info = if self.is_paused() { self.paused_info(info) } else { info };
         // For a refused spawn's handle: `build` is given back with `info` inside it.
         let (id, location) = (info.id(), info.location());
         let build = |registration: Registration| {
@@ -73,6 +76,8 @@ impl Shared {
         match registry.register(shard_hint(), build, entry) {
             Ok((runnable, handle)) => {
                 let placed = place(handle);
+                // A paused pool (a private one: all have a registry) counts the first run.
+                count_scheduled(runnable.metadata());
                 self.first_run(runnable, pinned);
                 placed
             }

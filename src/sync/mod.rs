@@ -56,6 +56,9 @@
 //! - `identity/info.rs`: task ids come from a plain `std` atomic, not loom's: a counter whose only
 //!   property is uniqueness, outside every protocol the models check (loom's atomics cannot be
 //!   `static` either).
+//! - `clock.rs`: a paused pool's clock is shared through a `std` `Arc` (`ClockRef`), since a
+//!   task's identity holds it and that identity's out-of-line part is a `std` `Arc` (above); its
+//!   lock and its count of work in flight are this module's, loom's under loom.
 //! - `counter.rs`: statistics counters are plain `std` atomics under loom too: no protocol reads
 //!   them (see its docs).
 //! - `handle/join.rs` and `handle/abort.rs`: a join handle's `Mutex` and the `Aborter` shared
@@ -94,7 +97,7 @@ pub(crate) use std::{
 #[cfg(loom)]
 pub(crate) use loom::{
     sync::{
-        atomic::{fence, AtomicBool, AtomicUsize, Ordering},
+        atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering},
         Arc, Mutex, MutexGuard,
     },
     thread, thread_local,

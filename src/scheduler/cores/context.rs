@@ -21,6 +21,8 @@
 use std::cell::{Cell, OnceCell, RefCell};
 use std::hash::{BuildHasher, Hasher};
 
+use crate::clock::ClockRef;
+use crate::identity::TaskInfo;
 use crate::scheduler::cores::shared::Runnable;
 
 use crate::scheduler::cores::local;
@@ -81,6 +83,59 @@ pub(crate) fn current_private_pool() -> Option<Arc<Shared>> {
         return None;
     }
     with_current(|current| (current.shared.kind == PoolKind::Private).then(|| current.shared.clone()))
+}
+
+/// Whether a paused pool was ever made in this process: until then no thread can have one as
+/// its current pool, and a timer made anywhere skips the thread-local (one load, the cost of
+/// the paused clock to a process that never pauses one). A plain `std` atomic, as
+/// `PRIVATE_POOLS`.
+static PAUSED_POOLS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Notes that a paused pool exists, before its threads start (see [`current_paused_clock`]).
+pub(in crate::scheduler) fn note_paused_pool() {
+    // Relaxed: as `note_private_pool`'s store.
+    PAUSED_POOLS.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The clock of the pool this thread works for or blocks in, if that pool is paused
+/// (`clock.rs`): the clock `crew::time`'s timers made here read.
+#[inline]
+pub(crate) fn current_paused_clock() -> Option<ClockRef> {
+    // Relaxed: see `note_private_pool`.
+    if !PAUSED_POOLS.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    with_current(|current| current.shared.paused.clone())
+}
+
+/// `info`, of a task made on this thread outside a pool's spawn (a local task, a blocking job):
+/// if the pool this thread works for or blocks in is paused, the task carries its clock, so
+/// that it counts as the pool's work (`clock.rs`).
+pub(crate) fn with_current_clock(info: TaskInfo) -> TaskInfo {
+    match current_paused_clock() {
+        Some(clock) => info.with_paused(clock, None),
+        None => info,
+    }
+}
+
+/// Runs `f` with this thread's core set aside, so that what `f` wakes goes to the injector, in
+/// the order woken, not into this core's LIFO slot: a paused clock's firing, whose timers due
+/// at one instant run in the order they were made (`clock.rs`). The core is put back after
+/// `f`, even if it unwinds.
+pub(in crate::scheduler) fn without_core<R>(f: impl FnOnce() -> R) -> R {
+    struct PutBack(Option<Box<Core>>);
+    impl Drop for PutBack {
+        fn drop(&mut self) {
+            if let Some(core) = self.0.take() {
+                with_current(|current| {
+                    current.core = Some(core);
+                    Some(())
+                });
+            }
+        }
+    }
+    let _put_back = PutBack(with_current(|current| current.core.take()));
+    f()
 }
 
 /// Makes `shared`'s pool this thread's current pool (with no core) until the guard drops, which
@@ -257,6 +312,13 @@ pub(crate) fn hand_off_core() {
 /// its poll marked running again (so the monitor may take the core over if a thread can start
 /// later), and the error is returned.
 pub(crate) fn try_hand_off_core() -> std::io::Result<()> {
+    if with_current(|current| Some(current.core.is_some() && current.shared.is_seeded())) == Some(true) {
+        panic!(
+            "crew: a seeded pool's task cannot block its worker (crew::block_on, Pool::block_on, crew::scope, \
+             crew::block_in_place): the pool has one worker and runs its tasks in the seed's order; await the \
+             future instead"
+        );
+    }
     let Some((shared, mut core)) = with_current(|current| Some((current.shared.clone(), current.core.take()?))) else {
         return Ok(());
     };

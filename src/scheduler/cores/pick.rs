@@ -34,6 +34,11 @@ impl Core {
     /// also when it stopped short of its deferred tasks to let the reactor turn
     /// (`self.reactor_turn.is_wanted()`).
     pub(in crate::scheduler) fn next_local(&mut self, shared: &Shared) -> Option<Runnable> {
+        if self.seeded.is_some() {
+            if let Some(runnable) = self.next_seeded(shared) {
+                return Some(runnable);
+            }
+        }
         if let Some(runnable) = self.next_in_chain() {
             return Some(runnable);
         }
@@ -123,7 +128,8 @@ impl Core {
                 return Some(runnable);
             }
         }
-        if self.turn.lifo_polls >= MAX_LIFO_POLLS {
+        // A seeded pool follows no chain: its pick draws from every queue (`seeded.rs`).
+        if self.turn.lifo_polls >= MAX_LIFO_POLLS || self.seeded.is_some() {
             return None;
         }
         let runnable = self.take_lifo()?;
@@ -246,6 +252,31 @@ impl Core {
     #[inline]
     fn release_local_yielded(&self) -> bool {
         self.home.as_ref().is_some_and(|home| home.release_yielded())
+    }
+}
+
+impl Core {
+    /// A seeded pool's pick: every queued task into the ready list (its LIFO slot, deferred
+    /// list, deque, inbox, then the injector), then the one the generator draws
+    /// (`seeded.rs`); `None` when none is ready.
+    #[cold]
+    #[inline(never)]
+    pub(in crate::scheduler) fn next_seeded(&mut self, shared: &Shared) -> Option<Runnable> {
+        let seeded = shared.seeded.as_ref()?;
+        let mut ready = self.seeded.take()?;
+        self.lifo_filled = true;
+        ready.extend(self.take_lifo());
+        ready.extend(self.remote.deferred.lock().drain(..));
+        self.deferred_filled = false;
+        ready.extend(std::iter::from_fn(|| self.local.pop()));
+        ready.extend(std::iter::from_fn(|| Core::take_inbox_of(shared, self.index)));
+        ready.extend(std::iter::from_fn(|| retry(|| shared.injector.steal())));
+        let picked = ready.draw();
+        if let Some(runnable) = &picked {
+            seeded.note_pick(runnable.metadata().info().ordinal().unwrap_or(u64::MAX));
+        }
+        self.seeded = Some(ready);
+        picked
     }
 }
 

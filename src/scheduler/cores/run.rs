@@ -26,7 +26,8 @@ use std::io;
 use crate::config::{BuildError, Config};
 use crate::scheduler::cores::context;
 use crate::scheduler::cores::shared::{PoolKind, Shared};
-use crate::scheduler::cores::worker::{run_task, Core};
+use crate::scheduler::cores::task_run::run_task;
+use crate::scheduler::cores::worker::Core;
 use crate::scheduler::local_tasks::local_turn::LocalTurn;
 use crate::sync::{lock, thread, Arc, Mutex, Ordering};
 
@@ -161,6 +162,9 @@ impl Shared {
         let workers = config.workers;
         if kind == PoolKind::Private {
             context::note_private_pool();
+        }
+        if config.start_paused {
+            context::note_paused_pool();
         }
         let (shared, cores) = Shared::new(config, kind);
         for (index, core) in cores.into_iter().enumerate() {

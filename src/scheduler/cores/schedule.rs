@@ -8,6 +8,10 @@
 //!   core's inbox, which only that core's owner takes from (`pinned.rs`).
 //! - A private pool's task reaches its pool through its metadata: the schedule function
 //!   captures nothing (`task.rs`, "The metadata").
+//! - A paused pool's schedules (a first run in its spawn, `spawning/pool.rs`; every later one
+//!   in [`schedule_private`]; a local task's in its own schedule function) each take a unit of
+//!   the pool's work in flight before the task can run (`clock.rs`); `task_run.rs`'s
+//!   `run_task` gives it back.
 
 use async_task::{Schedule, ScheduleInfo, WithInfo};
 
@@ -40,6 +44,7 @@ impl Shared {
 pub(crate) fn schedule_private() -> impl Schedule<TaskMeta> + Send + Sync + 'static {
     WithInfo(|runnable: RawRunnable, info: ScheduleInfo| {
         let runnable = Runnable::new(runnable);
+        count_scheduled(runnable.metadata());
         let pool = runnable.metadata().pool().expect("a private pool's task carries its pool");
         let home = Arc::as_ptr(pool);
         let Err(runnable) = context::schedule_on_own_core(home, runnable, info.woken_while_running) else {
@@ -48,4 +53,13 @@ pub(crate) fn schedule_private() -> impl Schedule<TaskMeta> + Send + Sync + 'sta
         let pool = runnable.metadata().pool().expect("a private pool's task carries its pool").clone();
         pool.push_remote(runnable);
     })
+}
+
+/// A paused pool's task counts each of its schedules as work in flight (`clock.rs`), before it
+/// can run; other tasks test their identity's out-of-line word, which their run reads anyway.
+#[inline(always)]
+pub(crate) fn count_scheduled(meta: &TaskMeta) {
+    if let Some(clock) = meta.info().paused_clock() {
+        clock.begin_work();
+    }
 }

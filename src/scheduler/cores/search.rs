@@ -34,6 +34,9 @@ impl Core {
             Some(runnable) => Some(runnable),
             // Back after the reactor's turn, to run the deferred tasks.
             None if self.reactor_turn.is_wanted() => None,
+            // A seeded pool's one worker steals nothing: whatever arrives is drawn by its pick
+            // (`seeded.rs`), and traced.
+            None if self.seeded.is_some() => None,
             None if self.searching || self.start_searching(shared) => {
                 self.steal(shared).or_else(|| self.spin_steal(shared))
             }

@@ -35,11 +35,13 @@ use std::time::Instant;
 use crate::identity::{Activity, TaskInfo};
 use crate::scheduler::cores::task;
 
+use crate::clock::{ClockRef, PausedClock};
 use crate::config::Config;
 use crate::scheduler::cores::context;
 use crate::scheduler::cores::counters::{Clock, CoreCounters, OutsideCounters};
 use crate::scheduler::cores::local::{self, WakeCore};
 use crate::scheduler::cores::registry::Registry;
+use crate::scheduler::cores::seeded::Seeded;
 use crate::scheduler::cores::worker::{Core, Pushed};
 use crate::scheduler::sleep::{Sleepers, WakeSource};
 use crate::scheduler::takeover::progress::Progress;
@@ -151,6 +153,12 @@ pub(crate) struct Shared {
     pub(in crate::scheduler) pinned_used: AtomicBool,
     /// Global or private: `crew::spawn` on this pool's threads targets it if private.
     pub(in crate::scheduler) kind: PoolKind,
+    /// A paused pool's clock and its count of work in flight (`clock.rs`): counted at each
+    /// schedule of the pool's tasks (`schedule.rs`, a local task's schedule) and given back
+    /// after each run (`task_run.rs`'s `run_task`). `None`: real time, nothing counted.
+    pub(in crate::scheduler) paused: Option<ClockRef>,
+    /// A seeded pool's ordinals and trace (`seeded.rs`).
+    pub(in crate::scheduler) seeded: Option<Seeded>,
     pub(in crate::scheduler) config: Config,
 }
 
@@ -190,6 +198,8 @@ impl Shared {
             pinned_next: AtomicUsize::new(0),
             pinned_used: AtomicBool::new(false),
             kind,
+            paused: config.start_paused.then(|| ClockRef::new(PausedClock::new(Instant::now()))),
+            seeded: config.seed.map(Seeded::new),
             config,
         });
         for (index, state) in shared.slot_states.iter().enumerate().take(workers) {
@@ -203,7 +213,8 @@ impl Shared {
             .enumerate()
             .map(|(index, local)| {
                 let (remote, counters) = (shared.remotes[index].clone(), shared.counters[index].clone());
-                Core::new(index, local, remote, counters, in_reactor, poll_hooks)
+                let seeded = shared.seeded.as_ref().filter(|_| index == 0).map(Seeded::pick);
+                Core::new(index, local, remote, counters, in_reactor, poll_hooks, seeded)
             })
             .collect();
         // Handed out last-in first-out: the lowest spare index first.
@@ -321,6 +332,34 @@ impl Shared {
             return Queued::LifoOnly;
         }
         Queued::Nothing
+    }
+
+    /// Whether the pool is paused (or seeded).
+    #[inline]
+    pub(crate) fn is_paused(&self) -> bool {
+        self.paused.is_some()
+    }
+
+    /// A paused pool's new task's identity: its clock (`clock.rs`), and a seeded pool's
+    /// spawn ordinal (`seeded.rs`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn paused_info(&self, info: TaskInfo) -> TaskInfo {
+        match &self.paused {
+            Some(clock) => info.with_paused(clock.clone(), self.seeded.as_ref().map(Seeded::next_ordinal)),
+            None => info,
+        }
+    }
+
+    /// Whether this is a seeded pool (`seeded.rs`).
+    #[inline]
+    pub(crate) fn is_seeded(&self) -> bool {
+        self.seeded.is_some()
+    }
+
+    /// A seeded pool's poll trace: the spawn ordinals of the tasks it picked, in order.
+    pub(crate) fn poll_trace(&self) -> Option<Vec<u64>> {
+        self.seeded.as_ref().map(Seeded::trace)
     }
 
     /// Where a woken or newly spawned task goes. `woken_while_running`: async-task's flag, set

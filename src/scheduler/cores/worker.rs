@@ -26,6 +26,7 @@ use crate::scheduler::cores::shared::{Runnable, TaskMeta};
 
 use crate::scheduler::cores::counters::CoreCounters;
 use crate::scheduler::cores::rand::FastRand;
+use crate::scheduler::cores::seeded::SeededPick;
 use crate::scheduler::cores::shared::LocalHome;
 use crate::scheduler::cores::shared::Remote;
 use crate::scheduler::cores::shared::Shared;
@@ -128,6 +129,8 @@ pub(in crate::scheduler) struct Core {
     /// The local tasks' home of the thread that runs this core, once that thread spawned one
     /// (`local.rs`); taken off before the core goes to another thread (`detach_home`).
     pub(in crate::scheduler) home: Option<Arc<LocalHome>>,
+    /// A seeded pool's one core: its ready list and generator (`seeded.rs`); `None` elsewhere.
+    pub(in crate::scheduler) seeded: Option<Box<SeededPick<Runnable>>>,
 }
 
 /// A poll that the monitor flagged while it ran (see [`Core::finish_poll`]).
@@ -214,6 +217,7 @@ impl Core {
         counters: Arc<CachePadded<CoreCounters>>,
         in_reactor: bool,
         poll_hooks: bool,
+        seeded: Option<SeededPick<Runnable>>,
     ) -> Core {
         Core {
             index,
@@ -240,6 +244,7 @@ impl Core {
             poll_hooks,
             reactor_turn: ReactorTurn::new(in_reactor),
             home: None,
+            seeded: seeded.map(Box::new),
         }
     }
 
@@ -504,16 +509,11 @@ impl Drop for Core {
         while let Some(runnable) = self.local.pop() {
             drop(runnable);
         }
-    }
-}
-
-/// Runs one task, whose poll the loop recorded (`Core::begin_poll`). A panic is already caught
-/// inside the task; this guard only keeps the worker alive should `run` unwind anyway (it never
-/// does for crew's own tasks).
-#[inline]
-pub(in crate::scheduler) fn run_task(runnable: Runnable) {
-    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runnable.run())) {
-        crate::policy::drop_payload(payload);
+        if let Some(seeded) = &mut self.seeded {
+            for runnable in seeded.take_ready() {
+                drop(runnable);
+            }
+        }
     }
 }
 
@@ -535,7 +535,7 @@ mod tests {
             .map(|index| {
                 let remote = Arc::new(CachePadded::new(Remote::new()));
                 let counters = Arc::new(CachePadded::new(CoreCounters::default()));
-                Box::new(Core::new(index, Worker::new_fifo(), remote, counters, false, false))
+                Box::new(Core::new(index, Worker::new_fifo(), remote, counters, false, false, None))
             })
             .collect();
         for core in &cores {

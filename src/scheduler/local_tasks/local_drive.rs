@@ -141,7 +141,7 @@ pub(crate) fn drive<F: Future>(
 #[inline]
 fn run_off_core(runnable: Runnable) {
     if runnable.metadata().info().record().is_none() {
-        crate::scheduler::cores::worker::run_task(runnable);
+        crate::scheduler::cores::task_run::run_task(runnable);
     } else {
         run_recorded_off_core(runnable);
     }
@@ -156,7 +156,7 @@ fn run_recorded_off_core(runnable: Runnable) {
     if let Some(record) = info.record() {
         record.running(Activity::NO_CORE);
     }
-    crate::scheduler::cores::worker::run_task(runnable);
+    crate::scheduler::cores::task_run::run_task(runnable);
     if let Some(record) = info.record() {
         record.poll_ended();
     }

@@ -21,6 +21,7 @@ use crate::scheduler::cores::context;
 use crate::scheduler::cores::context::{with_here, HERE};
 use crate::scheduler::cores::local::TaskKey;
 use crate::scheduler::cores::registry::Registration;
+use crate::scheduler::cores::schedule::count_scheduled;
 use crate::scheduler::cores::shared::LocalHome;
 use crate::scheduler::cores::shared::{RawRunnable, Runnable, TaskMeta};
 use crate::scheduler::local_tasks::local_drive::{in_block_on, in_local_poll, Counted, POLLING};
@@ -95,8 +96,13 @@ where
     let info = if registry.is_some() { info.with_record() } else { info };
     // The task holds the home twice (its schedule function, its end); this one moves into it.
     let end = HomeEnd { home: home.clone() };
+    // A paused pool's local task carries its clock, so that its schedules and runs count as
+    // the pool's work (`clock.rs`).
+    let info = crate::scheduler::with_current_clock(info);
     let schedule = WithInfo(move |runnable: RawRunnable, info: ScheduleInfo| {
-        home.schedule(Runnable::new(runnable), info.woken_while_running)
+        let runnable = Runnable::new(runnable);
+        count_scheduled(runnable.metadata());
+        home.schedule(runnable, info.woken_while_running)
     });
     // Without a registry the task carries no registration (24 bytes less in every local
     // task's allocation), as `Shared::spawn` builds an ordinary task.

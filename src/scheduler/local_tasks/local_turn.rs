@@ -28,7 +28,8 @@
 
 use crate::scheduler::cores::context::{self, Queue};
 use crate::scheduler::cores::shared::Shared;
-use crate::scheduler::cores::worker::{run_task, Flagged, TurnCounts};
+use crate::scheduler::cores::task_run::run_task;
+use crate::scheduler::cores::worker::{Flagged, TurnCounts};
 use crate::sync::planted_bug;
 
 /// The rest of a turn of local tasks, taken from the core whose loop began the turn's first

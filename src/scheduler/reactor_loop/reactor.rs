@@ -24,7 +24,8 @@ use crate::scheduler::cores::shared::Runnable;
 
 use crate::scheduler::cores::context;
 use crate::scheduler::cores::shared::Shared;
-use crate::scheduler::cores::worker::{run_task, Core, GLOBAL_QUEUE_INTERVAL, MAX_TASKS_PER_TICK};
+use crate::scheduler::cores::task_run::run_task;
+use crate::scheduler::cores::worker::{Core, GLOBAL_QUEUE_INTERVAL, MAX_TASKS_PER_TICK};
 use crate::scheduler::local_tasks::local_turn::LocalTurn;
 use crate::scheduler::sleep::Sleepers;
 use crate::sync::EventListener;

@@ -1,0 +1,2 @@
+#[crew::main(start_paused = true)]
+async fn main() {}
