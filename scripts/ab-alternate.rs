@@ -22,7 +22,7 @@ const ROUND_TRIPS: usize = 100;
 
 /// `pair_ping_pong`'s, `yield_many`'s and `spawn_many_local`'s shapes, for one executor.
 macro_rules! workloads {
-    ($name:ident, $spawn:path, $yield_now:path) => {
+    ($name:ident, $spawn:path, $yield_now:path, $sleep:path) => {
         mod $name {
             pub async fn pair() {
                 let mut handles = Vec::new();
@@ -75,16 +75,34 @@ macro_rules! workloads {
                 })
                 .await;
             }
+
+            /// Timers made, polled once (so registered) and cancelled, 1,000 an hour away; then
+            /// 100 tasks that each sleep 100 µs, fired by the reactor.
+            pub async fn timers() {
+                let _ = $spawn(async {
+                    for _ in 0..1_000 {
+                        let mut nap = Box::pin($sleep(std::time::Duration::from_secs(3600)));
+                        assert!(futures_lite::future::poll_once(&mut nap).await.is_none());
+                    }
+                    let handles: Vec<_> = (0..100)
+                        .map(|_| $spawn(async { $sleep(std::time::Duration::from_micros(100)).await }))
+                        .collect();
+                    for handle in handles {
+                        let _ = handle.await;
+                    }
+                })
+                .await;
+            }
         }
     };
 }
 
-workloads!(old, crew_old::spawn, crew_old::yield_now);
-workloads!(new, crew_new::spawn, crew_new::yield_now);
-workloads!(tok, tokio::spawn, tokio::task::yield_now);
-workloads!(old_private, crate::private::spawn_old, crew_old::yield_now);
-workloads!(new_private, crate::private::spawn_new, crew_new::yield_now);
-workloads!(new_no_spin, crate::private::spawn_new_no_spin, crew_new::yield_now);
+workloads!(old, crew_old::spawn, crew_old::yield_now, crew_old::time::sleep);
+workloads!(new, crew_new::spawn, crew_new::yield_now, crew_new::time::sleep);
+workloads!(tok, tokio::spawn, tokio::task::yield_now, tokio::time::sleep);
+workloads!(old_private, crate::private::spawn_old, crew_old::yield_now, crew_old::time::sleep);
+workloads!(new_private, crate::private::spawn_new, crew_new::yield_now, crew_new::time::sleep);
+workloads!(new_no_spin, crate::private::spawn_new_no_spin, crew_new::yield_now, crew_new::time::sleep);
 
 /// Each crew's private pool of `WORKERS` (criterion's benches run crew on one, not on the
 /// global pool), and the working tree's with no spin, started on first use.
@@ -197,7 +215,12 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let workload = args.next().expect("a workload: pair, yield, spawn, remote, local or local-spawn");
     let rounds: usize = args.next().map_or(1500, |n| n.parse().expect("ROUNDS: a number"));
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(workers()).build().unwrap();
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    // tokio's timers only for the timers workload: its time driver would cost the others.
+    if workload == "timers" {
+        runtime.enable_time();
+    }
+    let runtime = runtime.worker_threads(workers()).build().unwrap();
     let local_runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let local_set = tokio::task::LocalSet::new();
     let local_executor = Rc::new(async_executor::LocalExecutor::new());
@@ -257,6 +280,7 @@ fn main() {
                     ("yield", _) => ordinary!(runtime, member, yields),
                     ("spawn", _) => ordinary!(runtime, member, spawn),
                     ("remote", _) => ordinary!(runtime, member, remote),
+                    ("timers", _) => ordinary!(runtime, member, timers),
                     ("local", 0) => local_runtime.block_on(local_set.run_until(async {
                         for handle in local_pairs!(tokio::task::spawn_local) {
                             handle.await.unwrap();
@@ -281,7 +305,7 @@ fn main() {
                         job_tx.send(workload.clone()).unwrap();
                         done_rx.recv().unwrap();
                     }
-                    (other, _) => panic!("unknown workload {other:?}: pair, yield, spawn, remote, local or local-spawn"),
+                    (other, _) => panic!("unknown workload {other:?}: pair, yield, spawn, remote, timers, local or local-spawn"),
                 }
             }
             times[member].push(start.elapsed().as_secs_f64() * 1e6);
