@@ -461,6 +461,25 @@ async fn a_client_too_slow_to_send_a_request_head_is_disconnected() {
     .await;
 }
 
+#[crew::test(thread_name = "paused", start_paused = true)]
+async fn on_a_paused_clock_an_hour_long_header_timeout_disconnects_a_silent_client_at_once() {
+    // No `within_limit`: its timeout would be virtual too, and fire first.
+    let real = std::time::Instant::now();
+    let (listener, addr) = listener();
+    let (app, _control) = app();
+    let serve = crew::http::serve(listener, app.service()).header_read_timeout(Duration::from_secs(3600));
+    let server = crew::spawn(serve.into_future());
+    let start = crew::time::now();
+    let mut silent = TcpStream::connect(addr).await.unwrap();
+    let mut answer = Vec::new();
+    // While both ends wait on their sockets the pool is idle: the clock jumps to the timeout.
+    let _ = silent.read_to_end(&mut answer).await;
+    assert!(answer.is_empty() || answer.starts_with(b"HTTP/1.1 408"), "{:?}", String::from_utf8_lossy(&answer));
+    assert_eq!(crew::time::now() - start, Duration::from_secs(3600), "the serve's timer read the paused clock");
+    assert!(real.elapsed() < Duration::from_secs(1800), "an hour of real time passed");
+    drop(server);
+}
+
 #[crew::test(thread_name = "broken")]
 async fn a_listener_that_stops_listening_ends_serve_with_its_error_after_its_connections() {
     within_limit(async {

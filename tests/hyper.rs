@@ -1,7 +1,8 @@
 //! The `hyper` feature: hyper's own client against hyper's own server, both on crew (crew's
 //! executor, timer and sockets) over loopback: HTTP/1 keep-alive, HTTP/2 with many concurrent
 //! streams, bodies streamed both ways at once, a client that disconnects mid-body, and a server
-//! timeout that only crew's timer can fire. Run with `cargo test --features hyper`.
+//! timeout that only crew's timer can fire; the timer's `now` and sleeps on a paused pool's
+//! clock. Run with `cargo test --features hyper`.
 #![cfg(all(feature = "hyper", feature = "macros"))]
 
 use std::convert::Infallible;
@@ -265,4 +266,16 @@ async fn a_reset_sleep_moves_the_same_timer() {
     // A reset that did not move the deadline would wait an hour: the timeout turns that into a failure.
     crew::time::timeout(Duration::from_secs(60), sleep).await.expect("the reset sleep fired at its new deadline");
     assert!(start.elapsed() >= Duration::from_millis(5), "not before its new deadline: {:?}", start.elapsed());
+}
+
+#[crew::test(workers = 2, start_paused = true)]
+async fn the_timer_follows_a_paused_pools_clock() {
+    use hyper::rt::Timer as _;
+    let start = Timer.now();
+    assert_eq!(start, crew::time::now());
+    Timer.sleep(Duration::from_secs(600)).await;
+    let mut nap = Timer.sleep(Duration::from_secs(3600));
+    Timer.reset(&mut nap, Timer.now() + Duration::from_secs(60));
+    nap.await;
+    assert_eq!(Timer.now() - start, Duration::from_secs(660));
 }
