@@ -60,6 +60,34 @@ fn two_seeds_give_two_orders_and_one_seed_the_same_trace_twice() {
     }
 }
 
+/// Tasks spawned from outside the pool while its worker runs: each one's poll is a draw, in
+/// the trace, never a take past the seed's pick (the race a seeded worker must not lose: a
+/// task reaches the injector just after the pick found the queues empty).
+#[test]
+fn tasks_spawned_from_outside_run_only_when_drawn() {
+    let (seeds, tasks): (u64, u64) = if cfg!(miri) { (1, 50) } else { (8, 5_000) };
+    for seed in 0..seeds {
+        let pool = seeded(seed);
+        // Spawns paced unevenly, so that some land while the worker has just found its
+        // queues empty.
+        let handles: Vec<_> = (0..tasks)
+            .map(|i| {
+                for _ in 0..(i * 37) % 400 {
+                    std::hint::spin_loop();
+                }
+                pool.spawn(async move { i })
+            })
+            .collect();
+        for (i, handle) in handles.into_iter().enumerate() {
+            assert_eq!(crew::block_on(handle), i as u64);
+        }
+        let mut trace = pool.poll_trace();
+        assert_eq!(trace.len() as u64, tasks, "seed {seed}: a poll that was no draw, or a draw of no poll");
+        trace.sort_unstable();
+        assert!(trace.iter().copied().eq(0..tasks), "seed {seed}: each task drawn once");
+    }
+}
+
 /// The variable under which `trace_in_this_process` prints its trace for the parent test.
 const CHILD_ENV: &str = "CREW_SEEDED_TEST_CHILD";
 

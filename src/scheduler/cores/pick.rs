@@ -35,9 +35,7 @@ impl Core {
     /// (`self.reactor_turn.is_wanted()`).
     pub(in crate::scheduler) fn next_local(&mut self, shared: &Shared) -> Option<Runnable> {
         if self.seeded.is_some() {
-            if let Some(runnable) = self.next_seeded(shared) {
-                return Some(runnable);
-            }
+            return self.next_seeded(shared).or_else(|| self.next_seeded_local());
         }
         if let Some(runnable) = self.next_in_chain() {
             return Some(runnable);
@@ -277,6 +275,25 @@ impl Core {
         }
         self.seeded = Some(ready);
         picked
+    }
+
+    /// A seeded pool's pick once its ready list is empty: its thread's local tasks, in their
+    /// queue's order (a turn of them under way, then the ready ones, then the yielded ones).
+    /// Nothing else: a task that reaches the pool's queues meanwhile (from another thread) waits
+    /// for the next draw, never taken past it (`seeded.rs`).
+    #[cold]
+    #[inline(never)]
+    fn next_seeded_local(&mut self) -> Option<Runnable> {
+        if let Some(runnable) = self.next_in_chain() {
+            return Some(runnable);
+        }
+        if let Some(runnable) = self.take_local::<true>(LocalHome::pop_ready) {
+            return Some(runnable);
+        }
+        if self.release_local_yielded() {
+            return self.take_local::<false>(LocalHome::pop_ready);
+        }
+        None
     }
 }
 

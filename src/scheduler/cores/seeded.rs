@@ -8,9 +8,12 @@
 //! - The order depends on the seed and on the order of the schedules alone: a schedule from
 //!   the worker's own thread lands in its queues in program order, and before each pick the
 //!   worker moves all of them (its LIFO slot, deferred list, deque, inbox, and the injector, in
-//!   that order) to the back of the ready list. Nothing else takes from those queues: the pool
-//!   has one worker, no spare core, no monitor and no watcher to rescue a LIFO task
-//!   (`config/mod.rs` refuses the settings that would add one).
+//!   that order) to the back of the ready list. Nothing else runs a task from those queues:
+//!   the worker's pick takes one only by a draw (with its ready list empty it runs only its
+//!   thread's local tasks, `Core::next_seeded_local`, so that a task another thread queues
+//!   meanwhile waits for the next draw), and the pool has one worker, no spare core, no monitor
+//!   and no watcher to rescue a LIFO task (`config/mod.rs` refuses the settings that would add
+//!   one).
 //! - A draw is `below(len)` of a xorshift generator whose state comes from the seed alone
 //!   (through SplitMix64, so that neighbouring seeds diverge at once); the drawn task is taken
 //!   out with `swap_remove`, itself a function of the list alone.
