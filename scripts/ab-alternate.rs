@@ -213,7 +213,7 @@ macro_rules! ordinary {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let workload = args.next().expect("a workload: pair, yield, spawn, remote, local or local-spawn");
+    let workload = args.next().expect("a workload: pair, yield, spawn, remote, timers, local or local-spawn");
     let rounds: usize = args.next().map_or(1500, |n| n.parse().expect("ROUNDS: a number"));
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     // tokio's timers only for the timers workload: its time driver would cost the others.

@@ -220,11 +220,7 @@ where
             finish_test_within(pool, fail, &output, SETTLE_LIMIT)
         }));
         if let Err(payload) = checked {
-            let message = payload
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| payload.downcast_ref::<&str>().copied())
-                .unwrap_or("the leftover check panicked");
+            let message = crate::policy::payload_message(&*payload).unwrap_or("the leftover check panicked");
             panic!("{}", failed(message));
         }
         last = Some(output);

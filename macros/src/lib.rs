@@ -321,7 +321,13 @@ fn parse_options(kind: Kind, args: TokenStream2) -> syn::Result<Options> {
             }
             "takeover" | "drive_reactor" | "task_dump" | "start_paused" => {
                 let on = boolean(kind, &name, value)?;
-                if on == (name != "start_paused") && name != "task_dump" {
+                // What a seeded pool cannot take: takeover or reactor driving on, the clock not paused.
+                let refused_with_seed = match name.as_str() {
+                    "start_paused" => !on,
+                    "task_dump" => false,
+                    _ => on,
+                };
+                if refused_with_seed {
                     options.not_with_seed.push((format!("{name} = {on}"), span));
                 }
                 let method = syn::Ident::new(&name, span);
@@ -337,7 +343,7 @@ fn parse_options(kind: Kind, args: TokenStream2) -> syn::Result<Options> {
                         format!("{}: `seeds = 0` runs the test under no seed; expected 1 or more", kind.attribute()),
                     ));
                 }
-                if let Some((_, _, _)) = options.seeds {
+                if options.seeds.is_some() {
                     return Err(syn::Error::new_spanned(
                         &pair.path,
                         format!("{}: give `seed` or `seeds`, not both", kind.attribute()),
