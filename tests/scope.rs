@@ -16,7 +16,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use common::{with_timeout, Counted, Counts};
 
@@ -352,6 +352,53 @@ fn a_pool_that_shuts_down_meanwhile_drops_the_tasks_and_the_scope_returns() {
         assert_eq!(cancelled, 4, "each handle reports its task cancelled");
         assert_eq!(counts.drops(), 4, "the pool's shutdown dropped each future once");
         assert_eq!(borrowed.lock().unwrap().len(), 4);
+    });
+}
+
+/// Pending until its first poll is over, handing its waker to `waker` then; ready when polled
+/// again.
+fn pending_once(waker: &Mutex<Option<Waker>>, parked: mpsc::Sender<()>) -> impl Future<Output = ()> + Send + '_ {
+    let mut polled = false;
+    std::future::poll_fn(move |cx| {
+        if std::mem::replace(&mut polled, true) {
+            return Poll::Ready(());
+        }
+        *waker.lock().unwrap() = Some(cx.waker().clone());
+        parked.send(()).unwrap();
+        Poll::Pending
+    })
+}
+
+#[test]
+fn a_scoped_task_in_a_lifo_slot_when_its_pool_shuts_down_is_dropped_and_the_scope_returns() {
+    // One worker, no takeover: nothing but the worker's own loop takes from its LIFO slot.
+    with_timeout(|| {
+        let counts = Counts::new();
+        let pool = crew::Pool::builder().workers(1).takeover(false).build().unwrap();
+        let spawner = pool.spawner();
+        let waker = Mutex::new(None);
+        let (parked_tx, parked_rx) = mpsc::channel();
+        let (woke_tx, woke_rx) = mpsc::channel();
+        crew::scope(|s| {
+            let waker = &waker;
+            // A: waits for a wake.
+            s.spawn_on(&pool, Counted::new(&counts, pending_once(waker, parked_tx)));
+            parked_rx.recv().unwrap();
+            // B: wakes A from the worker, which puts A in its LIFO slot, then holds the worker
+            // inside its poll until the pool's shutdown has begun: the worker's loop then exits
+            // with A still in the slot.
+            s.spawn_on(&pool, async move {
+                waker.lock().unwrap().take().unwrap().wake();
+                woke_tx.send(()).unwrap();
+                while !spawner.is_shut_down() {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            });
+            woke_rx.recv().unwrap();
+            std::thread::spawn(move || drop(pool));
+        });
+        assert_eq!(counts.drops(), 1, "A's future was dropped once");
+        assert_eq!(counts.polls(), 1, "A was never polled again");
     });
 }
 

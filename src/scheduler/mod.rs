@@ -27,7 +27,8 @@
 //!   any searcher takes from them (`search.rs`). The LIFO slot is private: its owner takes from
 //!   it; the watcher only when the owner began no poll for a whole interval (`watch.rs`), and
 //!   the monitor only as it takes a stuck worker over (`monitor.rs`); shutdown and a core given
-//!   up after a takeover empty it (`shutdown.rs`).
+//!   up after a takeover empty it (`shutdown.rs`); a task still in it when its core or pool is
+//!   dropped is dropped as crew's `Runnable` (`lifo.rs`).
 //! - **No lost wakeup** (`sleep/README.md`, the protocol and its proof). A push onto a
 //!   stealable queue ends with `notify_one`, a push into a LIFO slot with `notify_private`; a
 //!   worker that parks leaving no searcher re-scans after a SeqCst fence. An idle pool stops
@@ -90,6 +91,7 @@
 //! | `cores/context.rs` | the thread-locals that make a thread a worker and hold its home of local tasks; handing its core off | |
 //! | `cores/local.rs` | local tasks' home: a thread's own queue (`LocalHome`) and its wakes, generic over the pool | nothing in the scheduler but `task.rs` |
 //! | `cores/task.rs` | what the queues hold: a task's metadata (`TaskMeta`) and crew's `Runnable`, generic over the pool | nothing in the scheduler |
+//! | `cores/lifo.rs` | a core's LIFO slot in crew's types (`LifoSlot`, `LifoOwner`): every way out, drops included, yields crew's `Runnable` | `task.rs` only |
 //! | `cores/schedule.rs` | a new task's first run, and a private pool's schedule function | |
 //! | `cores/pick.rs` | a worker's pick order: its own queues, its thread's local tasks, its inbox, the injector | |
 //! | `cores/search.rs` | stealing from other workers and the injector | |

@@ -10,6 +10,7 @@
 
 pub(in crate::scheduler) mod context;
 pub(in crate::scheduler) mod counters;
+pub(in crate::scheduler) mod lifo;
 pub(in crate::scheduler) mod local;
 pub(in crate::scheduler) mod park;
 pub(in crate::scheduler) mod pick;

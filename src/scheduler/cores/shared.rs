@@ -39,6 +39,7 @@ use crate::clock::{ClockRef, PausedClock};
 use crate::config::Config;
 use crate::scheduler::cores::context;
 use crate::scheduler::cores::counters::{Clock, CoreCounters, OutsideCounters};
+use crate::scheduler::cores::lifo::LifoSlot;
 use crate::scheduler::cores::local::{self, WakeCore};
 use crate::scheduler::cores::registry::Registry;
 use crate::scheduler::cores::seeded::Seeded;
@@ -49,7 +50,7 @@ use crate::scheduler::takeover::reports::Reports;
 use crate::scheduler::takeover::spare_threads::SpareThreads;
 use crate::sync::{
     fence, lock, planted_bug, thread, Arc, AtomicBool, AtomicUsize, CachePadded, Event, Injector, Mutex, MutexGuard,
-    Ordering, SharedCounter, SingleWriterCounter, Slot, Stealer, Worker,
+    Ordering, SharedCounter, SingleWriterCounter, Stealer, Worker,
 };
 
 /// What this scheduler's queues hold (`task.rs`): a task of a pool of [`Shared`].
@@ -445,11 +446,11 @@ impl fmt::Debug for Shared {
 /// A core's LIFO slot and deferred list, and the sign of its progress that the watcher reads.
 pub(in crate::scheduler) struct Remote {
     /// The task woken last on this core (by a task it ran), run next. Private (see `watch.rs`):
-    /// its owner is the core's `SlotOwner` (`Core::lifo`), the watcher and the monitor take
-    /// through this. Its own allocation, on lines of its own (crew-slot aligns it): searchers
-    /// lock the deferred list beside it as a last resort, and must not take the owner's line.
-    /// `std`'s `Arc` under loom too: `Slot::claim` takes `self` in one.
-    pub(in crate::scheduler) lifo: std::sync::Arc<Slot<TaskMeta>>,
+    /// its owner is the core's `LifoOwner` (`Core::lifo`), the watcher and the monitor take
+    /// through this; a task comes out of either only as crew's `Runnable` (`lifo.rs`). Its own
+    /// allocation, on lines of its own (crew-slot aligns it): searchers lock the deferred list
+    /// beside it as a last resort, and must not take the owner's line.
+    pub(in crate::scheduler) lifo: LifoSlot<Shared>,
     /// Tasks woken while they ran (yields, and any wake during the poll, from any thread), held
     /// back until the owner runs out of other work or reaches its fairness tick. Searchers take
     /// from it as a last resort.
@@ -507,7 +508,7 @@ pub(in crate::scheduler) struct CurrentPoll {
 impl Remote {
     pub(in crate::scheduler) fn new() -> Remote {
         Remote {
-            lifo: std::sync::Arc::new(Slot::new()),
+            lifo: LifoSlot::new(),
             deferred: Deferred { list: Mutex::new(Vec::new()), len: SingleWriterCounter::default() },
             progress: Progress::default(),
             current: Mutex::new(CurrentPoll::default()),

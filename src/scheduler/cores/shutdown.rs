@@ -82,12 +82,11 @@ impl Shared {
 
     /// Called by a worker loop that exits for shutdown: drops its queued tasks, then counts
     /// the core out.
-    pub(in crate::scheduler) fn retire_core(&self, mut core: Box<Core>) {
+    pub(in crate::scheduler) fn retire_core(&self, core: Box<Core>) {
         let remote = &self.remotes[core.index];
         // Each taken out under its lock and dropped after it: a future's drop may schedule
-        // other tasks, and user code never runs under crew's locks.
-        let lifo = core.lifo.take();
-        drop(lifo);
+        // other tasks, and user code never runs under crew's locks. The LIFO slot's task goes
+        // with the core (`LifoOwner`'s drop, `lifo.rs`).
         let deferred = std::mem::take(&mut *remote.deferred.lock());
         drop(deferred);
         let inbox = std::mem::take(&mut *lock(&remote.inbox.queue));
@@ -133,7 +132,7 @@ impl Shared {
         // cleared below, so that a `spawn_pinned` push that comes after sees it (`pinned.rs`).
         self.slot_states[core.index].active.store(false, Ordering::Relaxed);
         let remote = &self.remotes[core.index];
-        let mut queued: Vec<Runnable> = core.lifo.take().map(Runnable::new).into_iter().collect();
+        let mut queued: Vec<Runnable> = core.lifo.take().into_iter().collect();
         queued.append(&mut remote.deferred.lock());
         queued.extend(std::iter::from_fn(|| Core::take_inbox_of(self, core.index)));
         queued.extend(std::iter::from_fn(|| core.local.pop()));

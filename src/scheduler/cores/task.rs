@@ -7,8 +7,10 @@
 //! Invariants:
 //! - Every `Runnable` crew makes passes through [`Runnable::new`] (the schedule functions wrap
 //!   async-task's at once), and leaves only through [`run`](Runnable::run), a drop, or
-//!   [`into_raw`](Runnable::into_raw) (crew-slot's slot, which gives it back through
-//!   [`Runnable::new`] before anything else is done with it). So a run or a drop of a task's
+//!   [`into_raw`](Runnable::into_raw) (only into a core's LIFO slot, `lifo.rs`, whose every way
+//!   out, its halves' drops included, gives it back through [`Runnable::new`]). So async-task's
+//!   raw `Runnable` is seen only by the schedule functions, which wrap it at once, and inside
+//!   `lifo.rs`. So a run or a drop of a task's
 //!   `Runnable` anywhere (a worker's run, a queue emptied at shutdown, an injector dropped with
 //!   its pool, a schedule function that finds its pool closed) is followed by
 //!   [`DeferredEnd::runnable_gone`] for a task that has one.
@@ -160,10 +162,10 @@ impl<P> Runnable<P> {
         self.take().schedule();
     }
 
-    /// async-task's `Runnable`, for a container that stores it as a pointer (crew-slot's
-    /// slot), which gives it back through [`Runnable::new`].
+    /// async-task's `Runnable`, for the one container that stores it as a pointer (crew-slot's
+    /// slot, behind `lifo.rs`'s types), which gives it back through [`Runnable::new`].
     #[inline(always)]
-    pub(crate) fn into_raw(mut self) -> RawRunnable<P> {
+    pub(in crate::scheduler::cores) fn into_raw(mut self) -> RawRunnable<P> {
         self.take()
     }
 }

@@ -22,7 +22,8 @@
 //!   worker pops it at once; every push into the LIFO slot with `notify_private`.
 
 use crate::identity::{Activity, TaskInfo};
-use crate::scheduler::cores::shared::{Runnable, TaskMeta};
+use crate::scheduler::cores::lifo::LifoOwner;
+use crate::scheduler::cores::shared::Runnable;
 
 use crate::scheduler::cores::counters::CoreCounters;
 use crate::scheduler::cores::rand::FastRand;
@@ -33,7 +34,7 @@ use crate::scheduler::cores::shared::Shared;
 use crate::scheduler::reactor_loop::reactor_turn::ReactorTurn;
 use crate::scheduler::sleep::WakeSource;
 use crate::scheduler::takeover::progress::Watch;
-use crate::sync::{lock, planted_bug, shrunk_under_loom, Arc, CachePadded, SlotOwner, Worker};
+use crate::sync::{lock, planted_bug, shrunk_under_loom, Arc, CachePadded, Worker};
 
 /// Every this many ticks, a worker takes a task from the injector before its own queue.
 pub(in crate::scheduler) const GLOBAL_QUEUE_INTERVAL: u32 = shrunk_under_loom(61, 2) as u32;
@@ -84,8 +85,9 @@ pub(in crate::scheduler) struct Core {
     pub(in crate::scheduler) counters: Arc<CachePadded<CoreCounters>>,
     /// The owner's end of this core's LIFO slot (`remote.lifo`): puts tasks in, and takes them
     /// without a read-modify-write (`sync/slot.rs`). Only this core's holder pushes or takes
-    /// through it; the watcher and the monitor take through `remote.lifo`.
-    pub(in crate::scheduler) lifo: SlotOwner<TaskMeta>,
+    /// through it; the watcher and the monitor take through `remote.lifo`. A task left in it
+    /// when the core is dropped is dropped as crew's `Runnable` (`lifo.rs`).
+    pub(in crate::scheduler) lifo: LifoOwner<Shared>,
     /// Whether this core may have put a task in its LIFO slot since it last emptied it (a thief
     /// may have taken it since): saves an atomic take per task when the slot is unused.
     pub(in crate::scheduler) lifo_filled: bool,
@@ -414,7 +416,7 @@ impl Core {
         }
         self.lifo_filled = true;
         shared.record_queued(&runnable, Activity::Lifo(self.index));
-        match self.lifo.push(runnable.into_raw()).map(Runnable::new) {
+        match self.lifo.push(runnable) {
             Some(previous) => {
                 shared.record_queued(&previous, Activity::Deque(self.index));
                 self.local.push(previous);
@@ -498,14 +500,15 @@ impl Core {
         if !std::mem::replace(&mut self.lifo_filled, false) {
             return None;
         }
-        self.lifo.take().map(Runnable::new)
+        self.lifo.take()
     }
 }
 
 impl Drop for Core {
     fn drop(&mut self) {
         // Queued tasks are dropped one by one (dropping their futures) when a core retires;
-        // `Shared::retire_core` empties the LIFO slot and the deferred list.
+        // `Shared::retire_core` empties the deferred list, and the LIFO slot's owner drops its
+        // task after this, as crew's `Runnable` (`lifo.rs`).
         while let Some(runnable) = self.local.pop() {
             drop(runnable);
         }

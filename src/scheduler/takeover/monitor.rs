@@ -37,7 +37,6 @@ use std::time::{Duration, Instant};
 use crate::identity::Activity;
 use crate::report::{SlowPoll, SlowPollKind};
 use crate::scheduler::cores::shared::CurrentPoll;
-use crate::scheduler::cores::shared::Runnable;
 use crate::scheduler::cores::shared::Shared;
 use crate::scheduler::takeover::progress::ProgressSnapshot;
 use crate::sync::{asymmetric, fence, lock, thread, wait_until, Arc, Deadline, Listener, Ordering};
@@ -189,7 +188,7 @@ pub(in crate::scheduler) fn take_over(
         shared.counters[index].takeovers.incr();
         shared.note_active(spare.index);
         // The watcher's rescue, done by the monitor: the stuck core's private task.
-        if let Some(runnable) = remote.lifo.take().map(Runnable::new) {
+        if let Some(runnable) = remote.lifo.take() {
             shared.record_queued(&runnable, Activity::Deque(spare.index));
             spare.local.push(runnable);
         }

@@ -77,7 +77,7 @@ pub(in crate::scheduler) fn rescue(term: Watch, shared: &Shared, me: usize, loca
             at_work = true;
             continue;
         }
-        if let Some(runnable) = remote.lifo.take().map(Runnable::new) {
+        if let Some(runnable) = remote.lifo.take() {
             shared.record_queued(&runnable, Activity::Deque(me));
             local.push(runnable);
             shared.counters[me].rescues.incr();
