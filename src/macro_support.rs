@@ -234,3 +234,10 @@ where
 pub fn fail_next_thread_starts(starts: usize) {
     crate::scheduler::fail_next_thread_starts(starts);
 }
+
+/// Makes every push of a task woken outside a pool's workers sleep `delay` before it lands, if
+/// the pool is shutting down: for crew's own test of a wake that races a pool's drop
+/// (`tests/shutdown_concurrent_wake.rs`), whose window this widens. Not a public interface.
+pub fn delay_remote_pushes_during_shutdown(delay: Duration) {
+    crate::scheduler::delay_remote_pushes_during_shutdown(delay);
+}

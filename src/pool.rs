@@ -2,7 +2,9 @@
 //!
 //! Invariants:
 //! - A `Pool` owns its workers: dropping it shuts the pool down (`scheduler/cores/shutdown.rs`),
-//!   dropping every task still queued or waiting for a wake exactly once, and joins its threads.
+//!   dropping every task still queued or waiting for a wake exactly once, and joins its threads;
+//!   it returns once every future of its tasks is gone, but the one the dropping thread may be
+//!   inside of.
 //! - A private pool's tasks are registered (`scheduler/cores/registry.rs`) so that its drop reaches
 //!   the ones waiting for a wake; the global pool (`global.rs`) is never dropped and keeps no
 //!   registry.
@@ -27,6 +29,13 @@ use crate::sync::Arc;
 ///
 /// Dropping a `Pool` stops its workers, drops every task still queued or waiting for a wake
 /// exactly once (their [`JoinHandle`]s then report the task as cancelled), and joins its threads.
+/// When the drop returns, every future of the pool's tasks has been dropped, even one whose
+/// wake (from another thread) raced the shutdown and which a short-lived `crew-reaper` thread
+/// drops: the drop waits for it. Two exceptions: a task the dropping thread is itself inside of
+/// (a task that drops its own pool ends after the drop returns), and local tasks
+/// ([`spawn_local`](crate::spawn_local)), which belong to their thread, not to the pool. So a
+/// future whose destructor takes a lock that the dropping thread holds blocks the drop for as
+/// long as that thread holds it: drop a pool outside the locks its tasks' destructors take.
 ///
 /// [`crew::spawn`](crate::spawn) called on one of this pool's threads (inside its tasks) or
 /// inside [`Pool::block_on`] spawns onto this pool; elsewhere it spawns onto the global pool.
@@ -254,11 +263,12 @@ impl Pool {
         self.shared.poll_trace().unwrap_or_default()
     }
 
-    /// Shuts the pool down as dropping it does, but waits for its threads only up to `timeout`:
-    /// returns true if every thread finished in time. Past the timeout, every task the shutdown
-    /// can reach is dropped all the same (its [`JoinHandle`] reports it cancelled), and a thread
-    /// still stuck inside a poll is left to finish it; it then drops the tasks queued on its
-    /// worker and exits.
+    /// Shuts the pool down as dropping it does, but waits for its threads, and for its tasks'
+    /// futures to be dropped, only up to `timeout`: returns true if every thread finished and
+    /// every future was dropped in time. Past the timeout, every task the shutdown can reach is
+    /// dropped all the same (its [`JoinHandle`] reports it cancelled), and a thread still stuck
+    /// inside a poll is left to finish it; it then drops the tasks queued on its worker and
+    /// exits.
     ///
     /// Dropping a `Pool` instead waits for every thread, however long: a task whose poll never
     /// returns (an endless loop, a lock never released) makes the drop wait forever.

@@ -273,11 +273,12 @@ fn tasks_woken_from_foreign_threads_while_the_pool_drops_are_dropped_exactly_onc
             // Drop while the hammering is well under way, and keep hammering the dropped tasks.
             hammering.wait_for(4 * tasks, "the hammering to start");
             drop(pool);
+            // A wake racing the drop may push its task just after the drop's last look at the
+            // queue; that waker hands the task to a reaper thread, which the drop waits for.
+            drops.assert_each_once(&format!("round {round}: tasks woken while their pool dropped, once it returned"));
             hammering.wait_for(4 * tasks, "the hammering to go on after the drop");
             hammering.stop();
-            // A wake racing the drop may push its task just after the drop's last look at the
-            // queue; that waker hands the task to a reaper thread, which drops it soon after.
-            drops.wait_each_once(&format!("round {round}: tasks woken while their pool dropped"));
+            drops.assert_each_once(&format!("round {round}: tasks woken while their pool dropped"));
             for handle in handles {
                 assert!(crew::block_on(handle).unwrap_err().is_cancelled());
             }

@@ -131,7 +131,7 @@ pub(crate) use cores::task_run::release_while_blocked;
 
 pub(crate) use cores::registry::Registration;
 pub(crate) use cores::schedule::{count_scheduled, schedule_private, Pinned};
-pub(crate) use cores::shared::{PoolKind, Shared};
+pub(crate) use cores::shared::{delay_remote_pushes_during_shutdown, PoolKind, Shared};
 pub(crate) use cores::shared::{RawRunnable, Runnable, TaskMeta};
 pub(crate) use local_tasks::local_drive::{drive as drive_local, enter_block_on};
 pub(crate) use local_tasks::local_spawn::{spawn as spawn_local, MakeLocal};

@@ -85,6 +85,13 @@ pub(crate) fn current_private_pool() -> Option<Arc<Shared>> {
     with_current(|current| (current.shared.kind == PoolKind::Private).then(|| current.shared.clone()))
 }
 
+/// True if this thread works for `shared`'s pool (a worker, a thread its core was handed off
+/// from, a takeover's thread) or blocks in it (`Pool::block_on`): the one place where code
+/// dropping the pool may itself be inside a poll or a drop of one of its tasks.
+pub(in crate::scheduler) fn works_for(shared: &Shared) -> bool {
+    with_current(|current| Some(std::ptr::eq(&*current.shared, shared))).unwrap_or(false)
+}
+
 /// Whether a paused pool was ever made in this process: until then no thread can have one as
 /// its current pool, and a timer made anywhere skips the thread-local (one load, the cost of
 /// the paused clock to a process that never pauses one). A plain `std` atomic, as

@@ -12,8 +12,17 @@
 //!   records on (the task dump) every removal vacates at once, so the dump lists no ended task.
 //! - [`Registry::close`] marks every shard closed, vacates the ended entries, and returns every
 //!   other registered waker, under the shard locks, exactly once. After that, `register` refuses
-//!   (the caller drops the new task) and a removal is a no-op. Waking the returned wakers after
-//!   the pool stopped makes each task be scheduled into a closed pool, which drops its future.
+//!   (the caller drops the new task) and a removal touches no entry. Waking the returned wakers
+//!   after the pool stopped makes each task be scheduled into a closed pool, which drops its
+//!   future.
+//! - **The futures a closed registry still waits for** ([`Registry::wait_for_futures`]): each
+//!   shard's close adds the pool's futures still alive in it to one count, under its ending
+//!   side's lock, and every removal after that shard's close takes one off, under the same lock:
+//!   so the count never goes below zero, and reads zero once every shard has closed and every
+//!   future that was alive then has been dropped, wherever that happens (a drain, a reaper
+//!   thread). A local task's entry (a thread's `!Send` task, listed only for the dump) is not a
+//!   future of the pool's: it is not counted (`register_local`, [`LocalRegistration`]), and the
+//!   shard keeps how many of its entries are local to leave them out at the close.
 //! - Locks nest in one order only: a shard's ending side, then its spawning side. No user code
 //!   runs while either is held: spawning (the allocation and moving the future in) and cloning
 //!   a waker run no user code, and wakers are dropped and woken after unlocking.
@@ -35,7 +44,10 @@
 use std::task::Waker;
 
 use crate::identity::{OnTaskEnd, TaskInfo};
-use crate::sync::{lock, Arc, CachePadded, Mutex, SingleWriterCounter};
+use crate::sync::{
+    fence, lock, wait_until, Arc, AtomicUsize, CachePadded, Deadline, Event, Listener, Mutex, Ordering,
+    SingleWriterCounter,
+};
 
 /// The most shards a registry has.
 const MAX_SHARDS: usize = 64;
@@ -62,8 +74,35 @@ pub(crate) struct Registration {
 
 impl OnTaskEnd for Registration {
     fn task_ended(&mut self) {
-        self.shard.remove(self.entry);
+        self.shard.remove(self.entry, Owner::Pool);
     }
+}
+
+/// A local task's entry (see `register_local`): listed for the dump, never waited for.
+#[derive(Debug)]
+pub(crate) struct LocalRegistration(Registration);
+
+impl OnTaskEnd for LocalRegistration {
+    fn task_ended(&mut self) {
+        self.0.shard.remove(self.0.entry, Owner::Local);
+    }
+}
+
+/// Whose future an entry's task is: the pool's (waited for once the registry closed), or a
+/// thread's local task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    Pool,
+    Local,
+}
+
+/// The pool's futures still alive since the registry closed (see the module docs), shared by
+/// every shard.
+#[derive(Debug, Default)]
+struct Unended {
+    count: AtomicUsize,
+    /// Notified when a removal brings `count` to zero.
+    zero: Event,
 }
 
 /// Entries each shard has room for when the pool starts (16 bytes each): with many shards, a
@@ -76,6 +115,8 @@ pub(crate) struct Registry {
     /// Read at every spawn (never written after the registry is made): each shard's `Arc`
     /// count, written by every registration made and dropped, is in the shard's allocation.
     shards: Box<[Arc<ShardPair>]>,
+    /// Also in every shard: what `wait_for_futures` reads.
+    unended: Arc<Unended>,
 }
 
 /// A shard: its spawning side and its ending side, each on cache lines of its own (see the
@@ -86,6 +127,8 @@ struct ShardPair {
     ending: CachePadded<Ending>,
     /// Entries listed before they are vacated: [`ENDED_BATCH`], or 1 with task records on.
     batch: usize,
+    /// The registry's count of futures alive since it closed.
+    unended: Arc<Unended>,
 }
 
 /// Where spawns register.
@@ -110,6 +153,8 @@ struct Ended {
     entries: [usize; ENDED_BATCH],
     len: usize,
     closed: bool,
+    /// Local tasks' removals ever made, wrapping (see `Shard::locals`).
+    locals_removed: u32,
 }
 
 #[derive(Debug)]
@@ -123,6 +168,10 @@ struct Shard {
     #[allow(clippy::box_collection)]
     infos: Option<Box<Vec<Option<TaskInfo>>>>,
     closed: bool,
+    /// Local tasks' registrations ever made, wrapping: with `Ended::locals_removed`, how many
+    /// of the entries are local ones (fewer than 2^32 at once), which the close leaves out of
+    /// the futures it waits for. 32 bits keep the spawning side on one line.
+    locals: u32,
 }
 
 #[derive(Debug)]
@@ -143,6 +192,7 @@ impl Registry {
         let per_worker = crate::sync::shrunk_under_loom(32, 4);
         let shards = (workers * per_worker).next_power_of_two().min(MAX_SHARDS);
         let batch = if records { 1 } else { crate::sync::shrunk_under_loom(ENDED_BATCH, 2) };
+        let unended = Arc::new(Unended::default());
         let pair = || {
             Arc::new(ShardPair {
                 spawning: CachePadded::new(Spawning {
@@ -150,13 +200,14 @@ impl Registry {
                     registered: SingleWriterCounter::default(),
                 }),
                 ending: CachePadded::new(Ending {
-                    ended: Mutex::new(Ended { entries: [0; ENDED_BATCH], len: 0, closed: false }),
+                    ended: Mutex::new(Ended { entries: [0; ENDED_BATCH], len: 0, closed: false, locals_removed: 0 }),
                     removed: SingleWriterCounter::default(),
                 }),
                 batch,
+                unended: unended.clone(),
             })
         };
-        Registry { shards: (0..shards).map(|_| pair()).collect() }
+        Registry { shards: (0..shards).map(|_| pair()).collect(), unended }
     }
 
     /// Registers a task created by `spawn(registration)`, keeping the waker that `waker_of`
@@ -171,13 +222,44 @@ impl Registry {
     where
         S: FnOnce(Registration) -> R,
     {
+        self.register_as(Owner::Pool, hint, spawn, |registration| registration, waker_of)
+    }
+
+    /// [`register`](Registry::register) for a local task of a thread: listed (for the dump),
+    /// never waited for once the registry is closed (see the module docs).
+    pub(crate) fn register_local<S, R>(
+        &self,
+        hint: usize,
+        spawn: S,
+        waker_of: impl FnOnce(&R) -> (Waker, Option<TaskInfo>),
+    ) -> Result<R, S>
+    where
+        S: FnOnce(LocalRegistration) -> R,
+    {
+        self.register_as(Owner::Local, hint, spawn, LocalRegistration, waker_of)
+    }
+
+    fn register_as<S, R, G>(
+        &self,
+        owner: Owner,
+        hint: usize,
+        spawn: S,
+        wrap: impl FnOnce(Registration) -> G,
+        waker_of: impl FnOnce(&R) -> (Waker, Option<TaskInfo>),
+    ) -> Result<R, S>
+    where
+        S: FnOnce(G) -> R,
+    {
         let pair = &self.shards[hint & (self.shards.len() - 1)];
         let mut shard = lock(&pair.spawning.shard);
         if shard.closed {
             return Err(spawn);
         }
+        if owner == Owner::Local {
+            shard.locals = shard.locals.wrapping_add(1);
+        }
         let entry = shard.vacant_entry();
-        let spawned = spawn(Registration { shard: pair.clone(), entry });
+        let spawned = spawn(wrap(Registration { shard: pair.clone(), entry }));
         let (waker, info) = waker_of(&spawned);
         shard.occupy(entry, waker);
         if let Some(info) = info {
@@ -211,10 +293,16 @@ impl Registry {
                 let ended = listed.drain_into(&mut shard);
                 shard.closed = true;
                 shard.free = usize::MAX;
+                let before = wakers.len();
                 wakers.extend(shard.entries.drain(..).filter_map(|entry| match entry {
                     Entry::Occupied(waker) => Some(waker),
                     Entry::Vacant { .. } => None,
                 }));
+                // Every live local task's entry is among these (its removal would have counted).
+                let locals = shard.locals.wrapping_sub(listed.locals_removed) as usize;
+                // SeqCst: pairs with the loads in `wait_for_futures`; under the ending side's
+                // lock, before any removal this shard counts after its close.
+                self.unended.count.fetch_add(wakers.len() - before - locals, Ordering::SeqCst);
                 shard.infos = None;
                 // Under both locks: the counts even out, and nothing counts after this.
                 pair.spawning.registered.set(pair.ending.removed.get());
@@ -239,6 +327,40 @@ impl Registry {
             .sum()
     }
 
+    /// True once [`close`](Registry::close) has begun (its first shard closed).
+    pub(crate) fn is_closed(&self) -> bool {
+        lock(&self.shards[0].spawning.shard).closed
+    }
+
+    /// Waits until every future of the pool's that was alive when [`close`](Registry::close)
+    /// returned has been dropped, and at most `allowed` are left (the futures the waiting
+    /// thread is itself inside of, which it cannot wait for): true, or false once `deadline`
+    /// passed first. Call it after `close`.
+    pub(crate) fn wait_for_futures(&self, allowed: usize, deadline: Option<&Deadline>) -> bool {
+        debug_assert!(allowed <= 1, "a removal notifies only once the count is at most 1");
+        // SeqCst: pairs with the close's increments and the removals' decrements.
+        let done = || self.unended.count.load(Ordering::SeqCst) <= allowed;
+        loop {
+            if done() {
+                return true;
+            }
+            let listener = self.unended.zero.listen();
+            // Pairs with `notify`'s fence: the listener is registered before the re-check.
+            fence(Ordering::SeqCst);
+            if done() {
+                return true;
+            }
+            match deadline {
+                None => listener.wait(),
+                Some(deadline) => {
+                    if !wait_until(listener, deadline) && deadline.has_passed() {
+                        return done();
+                    }
+                }
+            }
+        }
+    }
+
     /// The number of registered tasks (0 once closed), without taking a lock: each shard's
     /// counts as last written, so a little behind while tasks come and go.
     pub(crate) fn live(&self) -> u64 {
@@ -252,9 +374,18 @@ impl Registry {
 impl ShardPair {
     /// Removes a task's entry (no-op once the registry is closed), marking its record ended:
     /// counted now, vacated with its batch.
-    fn remove(&self, entry: usize) {
+    fn remove(&self, entry: usize, owner: Owner) {
         let mut listed = lock(&self.ending.ended);
+        if owner == Owner::Local {
+            listed.locals_removed = listed.locals_removed.wrapping_add(1);
+        }
         if listed.closed {
+            // SeqCst: pairs with the waiter's loads. A count left at 1 or 0 may be what the waiter
+            // waits for (it allows the one future it may be inside of); notified outside the lock.
+            if owner == Owner::Pool && self.unended.count.fetch_sub(1, Ordering::SeqCst) <= 2 {
+                drop(listed);
+                self.unended.zero.notify(usize::MAX);
+            }
             return;
         }
         // Written under the ending side's lock: one writer at a time.
@@ -302,7 +433,7 @@ struct Vacated {
 impl Shard {
     /// An empty shard with room for `entries` entries before its first growth.
     fn with_capacity(entries: usize) -> Shard {
-        Shard { entries: Vec::with_capacity(entries), free: usize::MAX, infos: None, closed: false }
+        Shard { entries: Vec::with_capacity(entries), free: usize::MAX, infos: None, closed: false, locals: 0 }
     }
 
     /// The entry the next `occupy` should fill; pushes a vacant entry if none is free.
@@ -449,5 +580,32 @@ mod tests {
         assert!(registry.register(0, |registration| registration, |_| (waker.clone(), None)).is_err());
         tasks[4].task_ended(); // no-op after close
         assert_eq!(registry.live(), 0);
+    }
+
+    #[test]
+    fn a_closed_registry_waits_for_the_pools_futures_alive_then_and_not_for_local_ones() {
+        let registry = Registry::new(1, true);
+        let mut tasks: Vec<Registration> = (0..3).map(|i| noop(&registry, i)).collect();
+        let mut local = registry
+            .register_local(0, |registration| registration, |_| (futures::task::noop_waker(), None))
+            .ok()
+            .expect("the registry is open");
+        tasks[0].task_ended(); // ended before the close: not waited for
+        drop(registry.close());
+        let now = || Deadline::after(std::time::Duration::ZERO);
+        assert!(!registry.wait_for_futures(0, Some(&now())), "two of the pool's futures are alive");
+        tasks[1].task_ended();
+        assert!(registry.wait_for_futures(1, None), "one alive, which the waiter may be inside of");
+        assert!(!registry.wait_for_futures(0, Some(&now())));
+        local.task_ended();
+        assert!(!registry.wait_for_futures(0, Some(&now())), "a local task's end counts nothing");
+        // The last one ends on another thread while this one waits.
+        let last = tasks.pop().expect("three tasks");
+        let ender = std::thread::spawn(move || {
+            let mut last = last;
+            last.task_ended();
+        });
+        assert!(registry.wait_for_futures(0, None));
+        ender.join().unwrap();
     }
 }

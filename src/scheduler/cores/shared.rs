@@ -419,6 +419,10 @@ impl Shared {
     /// Pushes a task woken outside this pool's workers into the injector. After shutdown the
     /// task stays there to be dropped by shutdown's drains, never here (see the module docs).
     pub(in crate::scheduler) fn push_remote(&self, runnable: Runnable) {
+        // Relaxed: a test's switch, set before the pools it slows start (`delay_test_push`).
+        if PUSH_DELAY_NANOS.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+            self.delay_test_push();
+        }
         self.record_queued(&runnable, Activity::Injector);
         self.injector.push(runnable);
         // Pairs with the fence in `shutdown`: either this load sees the flag, or shutdown's
@@ -434,6 +438,33 @@ impl Shared {
             return;
         }
         self.sleepers.notify_one_fenced_from(WakeSource::Outside(&self.outside));
+    }
+}
+
+/// How long a remote push that finds its pool shutting down (its registry not yet closed)
+/// sleeps before it pushes, in
+/// nanoseconds: a test's switch (`crew::__private::delay_remote_pushes_during_shutdown`) that
+/// widens the window between a wake and its push, which shutdown's drains race; 0 otherwise. A
+/// plain `std` atomic, also under loom: no model sets it.
+static PUSH_DELAY_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Makes every remote push that finds its pool shutting down sleep `delay` first.
+pub(crate) fn delay_remote_pushes_during_shutdown(delay: std::time::Duration) {
+    let nanos = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX);
+    // Relaxed: set by a test before it starts the pools it slows.
+    PUSH_DELAY_NANOS.store(nanos, std::sync::atomic::Ordering::Relaxed);
+}
+
+impl Shared {
+    /// The test's delay (see [`delay_remote_pushes_during_shutdown`]), out of the common path.
+    #[cold]
+    #[inline(never)]
+    fn delay_test_push(&self) {
+        // Not the shutdown's own wakes of the tasks it found pending (after the close).
+        if self.shutdown.load(Ordering::SeqCst) && !self.registry().is_some_and(|registry| registry.is_closed()) {
+            let nanos = PUSH_DELAY_NANOS.load(std::sync::atomic::Ordering::Relaxed);
+            std::thread::sleep(std::time::Duration::from_nanos(nanos));
+        }
     }
 }
 

@@ -3,13 +3,16 @@
 //!
 //! Invariants:
 //! - Shutdown (dropping a `Pool`) happens once: set `shutdown`, wake every sleeper, wait until
-//!   every core's worker loop has exited and dropped its queued tasks, wake every registered
-//!   (pending) task so that it is scheduled into the injector, drop the injector's tasks and
-//!   mark the pool `reaped`, then join every thread.
+//!   every core's worker loop has exited and dropped its queued tasks (its LIFO slot's with the
+//!   core, `lifo.rs`), wake every registered (pending) task so that it is scheduled into the
+//!   injector, drop the injector's tasks and mark the pool `reaped`, wait until every future of
+//!   the pool's is gone (the registry's count, `registry.rs`), then join every thread.
 //! - A push that races the last drain is dropped by either side (a SeqCst fence on each side,
 //!   see `Shared::push_remote`); after it, by a short-lived reaper thread that the pusher
 //!   starts (a wake that was on its way, or a task whose poll on a thread blocked in `block_on`
-//!   ends). So every task ends exactly once: run to completion, cancelled, or dropped here.
+//!   ends). So every task ends exactly once: run to completion, cancelled, or dropped here; and
+//!   the shutdown returns only after that end, but for a task the shutting-down thread is itself
+//!   inside of (a task that drops its own pool: `context::works_for`), which ends after.
 //! - No task is dropped inside a wake or under one of crew's locks: a future's drop may wake
 //!   other tasks or take locks that a waker's caller holds.
 
@@ -60,6 +63,13 @@ impl Shared {
         // of these tasks to end, or for one whose wake is still on its way (dropped by its
         // pusher once the pool is reaped).
         self.reap();
+        // A wake that raced the drains pushed its task after them, for a reaper thread to drop
+        // (`reap_late`): wait for every future to be gone, but the one this thread may be inside
+        // of (a task that drops its own pool), which cannot end before this returns.
+        let own = usize::from(context::works_for(self));
+        let all_dropped = planted_bug!("drop_skips_live_wait")
+            || self.registry().map_or(true, |registry| registry.wait_for_futures(own, deadline.as_ref()));
+        let all_exited = all_exited && all_dropped;
         let me = thread::current().id();
         loop {
             let handles = std::mem::take(&mut *lock(&self.threads));

@@ -20,7 +20,7 @@ use crate::identity::{OnTaskEnd, TaskId, TaskInfo};
 use crate::scheduler::cores::context;
 use crate::scheduler::cores::context::{with_here, HERE};
 use crate::scheduler::cores::local::TaskKey;
-use crate::scheduler::cores::registry::Registration;
+use crate::scheduler::cores::registry::LocalRegistration;
 use crate::scheduler::cores::schedule::count_scheduled;
 use crate::scheduler::cores::shared::LocalHome;
 use crate::scheduler::cores::shared::{RawRunnable, Runnable, TaskMeta};
@@ -109,9 +109,9 @@ where
     let spawned = match registry {
         None => Some(M::make(TaskMeta::new(info, None), end, Polled { future, key }, schedule)),
         Some(registry) => registry
-            .register(
+            .register_local(
                 context::shard_hint(),
-                |registration: Registration| {
+                |registration: LocalRegistration| {
                     M::make(TaskMeta::new(info, None), (end, registration), Polled { future, key }, schedule)
                 },
                 |(runnable, _): &(Runnable, M::Handle)| (runnable.waker(), Some(runnable.metadata().info().clone())),
