@@ -37,8 +37,8 @@ where
     F: FnOnce() -> T,
 {
     // An error leaves the core with this thread: `f` runs all the same (see the module docs).
+    // Inside a paused pool's task, `f` is the task's work: the clock does not move while it runs
+    // (`scheduler/cores/task_run.rs`).
     let _ = crate::scheduler::try_hand_off_core();
-    // Inside a paused pool's task: the clock may move while `f` blocks.
-    let _released = crate::scheduler::release_while_blocked();
     f()
 }

@@ -42,13 +42,26 @@ use crate::sync::{thread_local, Parker, Unparker};
 #[track_caller]
 pub fn block_on<F: Future>(future: F) -> F::Output {
     crate::scheduler::hand_off_core();
-    // Inside a paused pool's task: the clock may move while this thread blocks
-    // (`scheduler/cores/task_run.rs`), and this future's polls count as the pool's work.
-    let _released = crate::scheduler::release_while_blocked();
-    if let Some(clock) = crate::scheduler::current_paused_clock() {
-        return block_on_located(crate::clock::CountPolls::new(pin!(future), clock), std::panic::Location::caller());
-    }
-    block_on_located(future, std::panic::Location::caller())
+    // In a paused pool (this thread works for it or blocks in it), this future's polls count as
+    // the pool's work. Inside a paused pool's task, the task's unit of work goes to the first
+    // poll, so that the clock moves only once this thread blocks
+    // (`scheduler/cores/task_run.rs`).
+    let clock = crate::scheduler::current_paused_clock();
+    let blocked = crate::scheduler::block_while_held(clock.as_ref());
+    let output = match clock {
+        Some(clock) => {
+            let future = pin!(future);
+            let counted = if blocked.handed {
+                crate::clock::CountPolls::with_unit(future, clock)
+            } else {
+                crate::clock::CountPolls::new(future, clock)
+            };
+            block_on_located(counted, std::panic::Location::caller())
+        }
+        None => block_on_located(future, std::panic::Location::caller()),
+    };
+    drop(blocked);
+    output
 }
 
 /// [`block_on`] once the core is handed off, called at `location`.

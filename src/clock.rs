@@ -10,7 +10,9 @@
 //!   finished, and per firing under way. A unit is taken before what it stands for can be seen
 //!   by another thread, and given back after everything it did (a task's wakes of others, their
 //!   schedules included) is done, so the count never reaches zero while anything of the pool can
-//!   still run without an outside event (a real socket, a thread of the user's own).
+//!   still run without an outside event (a real socket, a thread of the user's own). A task's
+//!   unit may be handed on rather than given back and taken again ([`CountPolls::with_unit`]: a
+//!   task that blocks in `block_on`), so that no instant of zero falls between the two.
 //! - **The clock moves only at zero** ([`settle`](PausedClock::settle), run by whichever thread
 //!   gave back the last unit), under `state`'s lock, re-checking the count there: to the next
 //!   deadline (auto-advance), but never past the smallest target of an `advance` that waits;
@@ -229,11 +231,27 @@ impl<F> CountPolls<F> {
         let wake = std::sync::Arc::new(WakeState { clock: clock.clone(), state: AtomicU8::new(IDLE) });
         CountPolls { future, clock, wake }
     }
+
+    /// As [`new`](CountPolls::new), its first poll the unit of work the caller holds, handed
+    /// over (a paused pool's task that blocks its thread in `block_on`): neither given back
+    /// nor taken again, so the clock cannot move between the caller's work and that poll. The
+    /// unit ends with the first poll, or with the future if it is dropped unpolled.
+    pub(crate) fn with_unit(future: F, clock: ClockRef) -> CountPolls<F> {
+        if planted_bug!("block_on_gives_back_first") {
+            // The bug the hand-over rules out: the unit given back, and the first poll's taken
+            // anew, with the clock free to move in between.
+            clock.end_work();
+            return CountPolls::new(future, clock);
+        }
+        let wake = std::sync::Arc::new(WakeState { clock: clock.clone(), state: AtomicU8::new(WOKEN) });
+        CountPolls { future, clock, wake }
+    }
 }
 
 /// Not woken since the last poll.
 const IDLE: u8 = 0;
-/// Woken, its unit of work taken: the next poll is that unit's.
+/// Woken (or made with a unit handed over), its unit of work taken: the next poll is that
+/// unit's.
 const WOKEN: u8 = 1;
 /// The future is gone: wakes count nothing.
 const DONE: u8 = 2;

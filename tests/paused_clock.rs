@@ -287,6 +287,85 @@ fn a_task_that_blocks_its_thread_on_the_pools_timers_lets_the_clock_move() {
     assert_eq!(scoped, Duration::from_secs(90));
 }
 
+/// How a task blocks its thread in [`sibling_timeout_beside`].
+#[derive(Debug, Clone, Copy)]
+enum Blocks {
+    BlockOn,
+    Scope,
+    BlockInPlace,
+}
+
+/// On a paused pool of one worker, a sibling task waits for a message with a timeout of 1 s;
+/// the next task enters `blocks`, whose code reads the clock and sends the message at once.
+/// Returns what that code read (after the start) and what the sibling got.
+fn sibling_timeout_beside(blocks: Blocks) -> (Duration, Result<(), time::Elapsed>) {
+    // One worker, which runs the sibling first (both go through the injector, in order): its
+    // timer is filed before the other task blocks.
+    let pool = paused(1);
+    pool.block_on(async move {
+        let start = now();
+        let (tx, rx) = async_channel::bounded::<()>(1);
+        let sibling =
+            crew::spawn(async move { timeout(Duration::from_secs(1), rx.recv()).await.map(|got| got.unwrap()) });
+        let blocking = crew::spawn(async move {
+            let send = || {
+                let at = now() - start;
+                tx.try_send(()).unwrap();
+                at
+            };
+            match blocks {
+                Blocks::BlockOn => crew::block_on(async { send() }),
+                Blocks::Scope => crew::scope(|_| send()),
+                Blocks::BlockInPlace => crew::block_in_place(send),
+            }
+        });
+        let at = blocking.await;
+        (at, sibling.await)
+    })
+}
+
+/// The task's unit of work goes on into the code `blocks` runs first: no instant of an idle
+/// pool falls between, so the sibling's timer cannot fire there (it did in every run before).
+fn assert_the_clock_stays_where_it_was(blocks: Blocks) {
+    let runs = if cfg!(miri) { 2 } else { 20 };
+    for _ in 0..runs {
+        let (at, sibling) = sibling_timeout_beside(blocks);
+        assert_eq!(at, Duration::ZERO, "{blocks:?}: the clock moved before the call's code ran");
+        assert!(sibling.is_ok(), "{blocks:?}: the sibling's timeout fired, at {at:?}");
+    }
+}
+
+#[test]
+fn block_on_entered_by_a_task_leaves_the_clock_where_it_was() {
+    assert_the_clock_stays_where_it_was(Blocks::BlockOn);
+}
+
+#[test]
+fn a_scope_entered_by_a_task_leaves_the_clock_where_it_was() {
+    assert_the_clock_stays_where_it_was(Blocks::Scope);
+}
+
+#[test]
+fn block_in_place_entered_by_a_task_leaves_the_clock_where_it_was() {
+    assert_the_clock_stays_where_it_was(Blocks::BlockInPlace);
+}
+
+#[test]
+fn a_block_on_inside_a_scopes_closure_still_lets_the_clock_move() {
+    let pool = paused(1);
+    let waited = pool.block_on(async {
+        crew::spawn(async {
+            crew::scope(|_| {
+                let start = now();
+                crew::block_on(sleep(Duration::from_secs(5)));
+                now() - start
+            })
+        })
+        .await
+    });
+    assert_eq!(waited, Duration::from_secs(5));
+}
+
 #[cfg(feature = "macros")]
 #[crew::test(start_paused = true)]
 async fn the_test_attribute_starts_its_pool_paused() {

@@ -4,8 +4,13 @@
 //! `crew::__loom`); a "task" is a waker that, as a task's schedule does, takes a unit of work
 //! when woken.
 //!
-//! Planted bug: `--cfg crew_bug="clock_moves_while_busy"` makes every end of a unit settle the
-//! clock, and the settle skip its check of the count.
+//! A fourth model is a paused pool's task that blocks its thread in `block_on`
+//! (`src/block_on.rs`): its run's unit is handed to the future's first poll, so the clock reads
+//! the same there as in the run, while another run ends on another thread.
+//!
+//! Planted bugs: `--cfg crew_bug="clock_moves_while_busy"` makes every end of a unit settle the
+//! clock, and the settle skip its check of the count; `--cfg crew_bug="block_on_gives_back_first"`
+//! makes the hand-over give the unit back and take the first poll's anew.
 #![cfg(loom)]
 
 use std::sync::Arc;
@@ -126,5 +131,28 @@ fn an_advance_holds_the_clock_and_a_cancelled_timer_moves_nothing() {
         clock.end_work();
         assert_eq!(clock.now(), start + Duration::from_secs(9));
         assert_eq!(woken.get(), 2);
+    });
+}
+
+#[test]
+fn a_run_that_blocks_in_block_on_hands_its_unit_to_the_first_poll() {
+    model(3, || {
+        let start = Instant::now();
+        // This thread's run holds its unit, the timer filed.
+        let (clock, woken) = clock_with_a_timer(start);
+        // Another run (its unit taken by its schedule) ends on another thread meanwhile.
+        clock.begin_work();
+        let other = {
+            let clock = clock.clone();
+            thread::spawn(move || clock.end_work())
+        };
+        // This run enters `block_on`: the future's first poll reads the clock.
+        let seen = clock.block_on_first_poll(|| clock.now());
+        other.join().unwrap();
+        assert_eq!(seen, start, "the clock moved between the run and its block_on's first poll");
+        // Both units have ended: the timer fired once, its task's schedule holding a unit.
+        assert_eq!(woken.get(), 1);
+        assert_eq!(clock.now(), start + Duration::from_secs(1));
+        assert_eq!(clock.busy(), 1);
     });
 }

@@ -148,4 +148,21 @@ impl PausedClock {
     pub fn busy(&self) -> usize {
         self.0.busy()
     }
+    /// A paused pool's task entering `block_on` (`src/block_on.rs`): the unit of work the caller
+    /// holds goes to the first poll of the counted future (`CountPolls::with_unit`), which runs
+    /// `poll`; returns what `poll` returned, that unit ended.
+    pub fn block_on_first_poll<T>(&self, poll: impl FnOnce() -> T + Unpin) -> T {
+        struct Noop;
+        impl std::task::Wake for Noop {
+            fn wake(self: std::sync::Arc<Self>) {}
+        }
+        let mut poll = Some(poll);
+        let future = std::future::poll_fn(move |_| std::task::Poll::Ready((poll.take().expect("polled once"))()));
+        let mut counted = crate::clock::CountPolls::with_unit(future, self.0.clone());
+        let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
+        match std::future::Future::poll(std::pin::Pin::new(&mut counted), &mut std::task::Context::from_waker(&waker)) {
+            std::task::Poll::Ready(value) => value,
+            std::task::Poll::Pending => unreachable!("the future is ready at its first poll"),
+        }
+    }
 }

@@ -127,7 +127,7 @@ pub(crate) use cores::context::{
     try_hand_off_core, with_current_clock,
 };
 pub(crate) use cores::run::fail_next_thread_starts;
-pub(crate) use cores::task_run::release_while_blocked;
+pub(crate) use cores::task_run::{block_while_held, release_while_blocked};
 
 pub(crate) use cores::registry::Registration;
 pub(crate) use cores::schedule::{count_scheduled, schedule_private, Pinned};

@@ -139,12 +139,13 @@ where
             "crew::scope: blocking on a worker thread needs a replacement worker thread, which could not start: {err}"
         );
     }
-    // Inside a paused pool's task: the clock may move while this thread waits.
-    let _released = crate::scheduler::release_while_blocked();
     let count = Arc::new(ScopeCount::new());
     let shared = Shared { count, unclaimed: ManuallyDrop::new(UnclaimedList::default()) };
     let scope = Scope { shared: Arc::new(shared), scope: PhantomData, env: PhantomData };
     let result = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
+    // Inside a paused pool's task: the closure ran as the task's work; the clock may move only
+    // while this thread waits for the scope's tasks (`scheduler/cores/task_run.rs`).
+    let _released = crate::scheduler::release_while_blocked();
     scope.wait_for_every_task();
     match result {
         Err(payload) => panic::resume_unwind(payload),
