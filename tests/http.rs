@@ -556,3 +556,5 @@ fn accept_errors_under_a_low_fd_limit_back_off_are_reported_once_and_serving_goe
 
 #[path = "http/fd_limit.rs"]
 mod fd_limit;
+#[path = "http/flood.rs"]
+mod flood;

@@ -27,6 +27,7 @@ use hyper::body::Incoming;
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 
+use super::config::Config;
 use super::gate::Permit;
 use super::{BoxError, PeerAddr};
 use crate::hyper::{Io, Timer};
@@ -59,10 +60,10 @@ const STREAM_TASK: &str = "http2 stream";
 pub(super) type Builder = auto::Builder<GroupExecutor>;
 
 /// HTTP/1.1 (keep-alive) and HTTP/2 (prior knowledge) on crew's timer, spawning into `group`,
-/// with HTTP/1's header-read timeout at `header_read_timeout`.
-pub(super) fn builder(group: &Arc<TaskGroup>, header_read_timeout: Option<Duration>) -> Builder {
+/// with HTTP/1's header-read timeout at `config`'s.
+pub(super) fn builder(group: &Arc<TaskGroup>, config: &Config) -> Builder {
     let mut builder = auto::Builder::new(GroupExecutor(Arc::downgrade(group)));
-    builder.http1().timer(Timer).header_read_timeout(header_read_timeout);
+    builder.http1().timer(Timer).header_read_timeout(config.header_read_timeout);
     builder.http2().timer(Timer);
     builder
 }
@@ -72,7 +73,7 @@ pub(super) struct Connection<S, A> {
     pub(super) builder: Arc<Builder>,
     pub(super) service: S,
     pub(super) peer: A,
-    pub(super) header_read_timeout: Option<Duration>,
+    pub(super) config: Config,
     /// Its place under the limit, and the shutdown word.
     pub(super) permit: Permit,
 }
@@ -91,7 +92,7 @@ impl<S, A> Connection<S, A> {
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
-        let io = Io::vectored(FirstBytes::new(io, self.header_read_timeout));
+        let io = Io::vectored(FirstBytes::new(io, self.config.header_read_timeout));
         let service = TowerToHyperService::new(AddPeer { inner: self.service, peer: self.peer });
         let connection = self.builder.serve_connection_with_upgrades(io, service);
         if let Err(error) = until_wound_down(connection, &self.permit).await {

@@ -12,6 +12,9 @@
 //!   upgraded connection's, say).
 //! - The listener lives inside the accept loop only: graceful shutdown drops the loop, and the
 //!   listener with it (new connects are refused), before it tells a single connection to stop.
+//! - The accept loop polls the shutdown signal before every accept, and accepts no connection
+//!   once it has completed; it accepts at most 64 connections in one poll, then yields to the
+//!   other tasks of its worker, however many connects are queued.
 //! - An accept error never ends the loop, except one that says the listener itself is broken
 //!   (`InvalidInput`: `EINVAL`, the socket no longer listens); the loop backs off (10 ms,
 //!   doubling up to 1 s, back to 10 ms after the next accept) and reports the first error of
@@ -43,6 +46,8 @@
 //! # }
 //! ```
 
+mod accept;
+mod config;
 mod connection;
 mod gate;
 mod listener;
