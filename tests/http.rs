@@ -3,7 +3,9 @@
 //! group), the peer's address, graceful shutdown with requests in flight, dropping the serve,
 //! panics, bad requests and clients gone mid-body, the connection limit, the header-read
 //! timeout, a broken listener, and accept errors under a low `RLIMIT_NOFILE` (in a child
-//! process). Run with `cargo test --features http --test http`.
+//! process); in `http/`: accepts under a flood of connects (`flood.rs`), and the shutdown's
+//! bound against a silent HTTP/2 peer (`shutdown.rs`). Run with
+//! `cargo test --features http --test http`.
 #![cfg(all(feature = "http", feature = "macros", unix))]
 
 mod common;
@@ -118,6 +120,10 @@ impl App {
                 unreachable!()
             }
             "/panic" => panic!("the handler panics on purpose"),
+            big if big.starts_with("/big/") => {
+                let len = big["/big/".len()..].parse().unwrap();
+                return Ok(Response::new(Full::new(Bytes::from(vec![b'x'; len]))));
+            }
             "/drain" => {
                 let drained = request.into_body().collect().await.map(|body| body.to_bytes().len());
                 self.drained.send(drained.map_err(|e| e.to_string())).await.unwrap();
@@ -196,6 +202,29 @@ async fn until_refused(addr: SocketAddr) {
             Err(e) => panic!("connect: {e}"),
         }
     }
+}
+
+/// Runs `body` on a fresh 2-worker pool whose clock starts paused (docs/testing.md); a hang fails
+/// after `common::HANG_TIMEOUT` of real time (a timer of the pool's own would be virtual, and
+/// the clock jumps to it whenever the pool waits on a socket).
+fn on_a_paused_pool<F: Future + 'static>(
+    name: &str,
+    body: impl FnOnce(Arc<crew::Pool>) -> F + Send + 'static,
+) -> F::Output
+where
+    F::Output: Send + 'static,
+{
+    let name = name.to_owned();
+    common::with_timeout(move || {
+        let builder = crew::Pool::builder().workers(2).thread_name(name).start_paused(true).task_dump(true);
+        let pool = Arc::new(builder.build().unwrap());
+        pool.block_on(body(pool.clone()))
+    })
+}
+
+/// How many connection tasks of a serve `pool` runs.
+fn connection_tasks(pool: &crew::Pool) -> usize {
+    pool.dump().tasks().iter().filter(|task| task.info().name() == Some("http connection")).count()
 }
 
 /// Spins until `condition` holds (bounded by the test's timeout).
@@ -558,3 +587,5 @@ fn accept_errors_under_a_low_fd_limit_back_off_are_reported_once_and_serving_goe
 mod fd_limit;
 #[path = "http/flood.rs"]
 mod flood;
+#[path = "http/shutdown.rs"]
+mod shutdown;

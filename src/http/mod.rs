@@ -19,6 +19,9 @@
 //!   (`InvalidInput`: `EINVAL`, the socket no longer listens); the loop backs off (10 ms,
 //!   doubling up to 1 s, back to 10 ms after the next accept) and reports the first error of
 //!   each run with `tracing::warn!`.
+//! - Once the serve shuts down gracefully, every connection is told to wind down, and one
+//!   with no request in flight is closed 1 s after its GOAWAY (or its last response), whatever
+//!   its peer does: the serve resolves once every connection has ended, or been closed so.
 //! - At most `max_connections` connections are open at once: the loop does not call `accept`
 //!   while the limit is reached, so new connects wait in the kernel's backlog.
 //! - A panic inside the service unwinds into the task polling it and ends that task only: the
@@ -50,8 +53,12 @@ mod accept;
 mod config;
 mod connection;
 mod gate;
+mod h2_frames;
 mod listener;
+mod request;
 mod server;
+mod watch;
+mod watched;
 
 use std::time::Duration;
 

@@ -225,12 +225,20 @@ impl<L: Listener, S> Serve<L, S> {
     /// This server, to shut down gracefully once `signal` completes: it then stops accepting
     /// at once (the signal is polled before every accept, so not one connection is accepted
     /// after it has completed, however many are queued; the listener is closed, so new
-    /// connects are refused), closes idle connections,
-    /// lets the requests in flight finish (HTTP/1 closes each connection after its response,
-    /// HTTP/2 sends GOAWAY and finishes the streams it has), and resolves once every
-    /// connection has ended. To bound that wait, wrap the future in
-    /// [`crew::time::timeout`](crate::time::timeout): when it fires, the serve future is
-    /// dropped, and every connection with it.
+    /// connects are refused), closes idle connections, lets the requests in flight finish
+    /// (HTTP/1 closes each connection after its response, HTTP/2 sends GOAWAY and finishes
+    /// the streams it has), and resolves once every connection has ended.
+    ///
+    /// A connection with no request in flight is closed 1 s after its GOAWAY (or after its
+    /// last response is on the socket, if that is later) whatever its peer does, as Go's
+    /// HTTP/2 server does: h2 waits for the peer's answer to the PING it sends with its
+    /// GOAWAY, and a peer that never answers would hold the shutdown forever. In flight means,
+    /// on HTTP/1, from the service's call until the response is on the socket; on HTTP/2, a
+    /// stream from the client's HEADERS until the server's END_STREAM (or a reset) is on the
+    /// socket, so a response that its peer's flow-control window holds back is not cut. A
+    /// request in flight is waited for as long as it takes; to bound the whole wait, wrap the
+    /// future in [`crew::time::timeout`](crate::time::timeout): when it fires, the serve
+    /// future is dropped, and every connection with it.
     ///
     /// # Examples
     ///
