@@ -3,9 +3,9 @@
 //! group), the peer's address, graceful shutdown with requests in flight, dropping the serve,
 //! panics, bad requests and clients gone mid-body, the connection limit, the header-read
 //! timeout, a broken listener, and accept errors under a low `RLIMIT_NOFILE` (in a child
-//! process); in `http/`: accepts under a flood of connects (`flood.rs`), and the shutdown's
-//! bound against a silent HTTP/2 peer (`shutdown.rs`). Run with
-//! `cargo test --features http --test http`.
+//! process); in `http/`: accepts under a flood of connects (`flood.rs`), the shutdown's bound
+//! against a silent HTTP/2 peer (`shutdown.rs`), and the stall timeout against slow clients
+//! (`stall.rs`). Run with `cargo test --features http --test http`.
 #![cfg(all(feature = "http", feature = "macros", unix))]
 
 mod common;
@@ -129,6 +129,7 @@ impl App {
                 self.drained.send(drained.map_err(|e| e.to_string())).await.unwrap();
                 "drained".to_owned()
             }
+            "/digest" => digest_slowly(request.into_body()).await,
             other => {
                 let mut response = Response::new(Full::new(Bytes::from(format!("no {other}"))));
                 *response.status_mut() = StatusCode::NOT_FOUND;
@@ -137,6 +138,24 @@ impl App {
         };
         Ok(Response::new(Full::new(Bytes::from(text))))
     }
+}
+
+/// A body's length and [`digest`], as text, read a frame at a time with other tasks run in
+/// between: the connection's task returns between two frames.
+async fn digest_slowly(mut body: Incoming) -> String {
+    let mut read = Vec::new();
+    while let Some(frame) = body.frame().await {
+        read.extend_from_slice(&frame.unwrap().into_data().unwrap_or_default());
+        for _ in 0..3 {
+            crew::yield_now().await;
+        }
+    }
+    format!("{} {}", read.len(), digest(&read))
+}
+
+/// A sum of `bytes` that depends on their order.
+fn digest(bytes: &[u8]) -> u64 {
+    bytes.iter().enumerate().fold(0u64, |sum, (at, &byte)| sum.wrapping_mul(31).wrapping_add(byte as u64 ^ at as u64))
 }
 
 /// The request's `PeerAddr`, as text: a TCP address, `unix` for a Unix socket's, else `none`.
@@ -220,6 +239,13 @@ where
         let pool = Arc::new(builder.build().unwrap());
         pool.block_on(body(pool.clone()))
     })
+}
+
+/// The length of the first data frame of `response`'s body, and the body.
+async fn first_frame(response: hyper::Result<Response<Incoming>>) -> (usize, Incoming) {
+    let mut body = response.expect("a response").into_body();
+    let frame = body.frame().await.unwrap().unwrap();
+    (frame.into_data().unwrap().len(), body)
 }
 
 /// How many connection tasks of a serve `pool` runs.
@@ -553,10 +579,15 @@ fn bad_settings_panic_naming_the_value_and_what_is_accepted() {
     let message = zero.unwrap_err().downcast::<String>().unwrap();
     assert!(message.contains("max_connections(0)") && message.contains("1 or more"), "{message}");
     let (listener, _) = self::listener();
-    let zero =
-        std::panic::catch_unwind(|| drop(crew::http::serve(listener, service).header_read_timeout(Duration::ZERO)));
+    let zero = std::panic::catch_unwind(|| {
+        drop(crew::http::serve(listener, service.clone()).header_read_timeout(Duration::ZERO))
+    });
     let message = zero.unwrap_err().downcast::<String>().unwrap();
     assert!(message.contains("header_read_timeout(Some(0ns))") && message.contains("None"), "{message}");
+    let (listener, _) = self::listener();
+    let zero = std::panic::catch_unwind(|| drop(crew::http::serve(listener, service).stall_timeout(Duration::ZERO)));
+    let message = zero.unwrap_err().downcast::<String>().unwrap();
+    assert!(message.contains("stall_timeout(Some(0ns))") && message.contains("None"), "{message}");
 }
 
 /// Set in the child process that runs the fd-limit test under a low `RLIMIT_NOFILE`.
@@ -589,3 +620,5 @@ mod fd_limit;
 mod flood;
 #[path = "http/shutdown.rs"]
 mod shutdown;
+#[path = "http/stall.rs"]
+mod stall;

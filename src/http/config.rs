@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::{DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS};
+use super::{DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_STALL_TIMEOUT};
 
 /// What a serve is told besides its listener and service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,6 +15,7 @@ pub(super) struct Config {
     pub(super) tcp_nodelay: bool,
     pub(super) max_connections: usize,
     pub(super) header_read_timeout: Option<Duration>,
+    pub(super) stall_timeout: Option<Duration>,
 }
 
 impl Default for Config {
@@ -23,6 +24,7 @@ impl Default for Config {
             tcp_nodelay: true,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_read_timeout: Some(DEFAULT_HEADER_READ_TIMEOUT),
+            stall_timeout: Some(DEFAULT_STALL_TIMEOUT),
         }
     }
 }
@@ -32,10 +34,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_defaults_are_nodelay_the_documented_limit_and_hypers_timeout() {
+    fn the_defaults_are_nodelay_the_documented_limit_hypers_timeout_and_a_stall_timeout() {
         let config = Config::default();
         assert!(config.tcp_nodelay);
         assert_eq!(config.max_connections, DEFAULT_MAX_CONNECTIONS);
         assert_eq!(config.header_read_timeout, Some(DEFAULT_HEADER_READ_TIMEOUT));
+        assert_eq!(config.stall_timeout, Some(DEFAULT_STALL_TIMEOUT));
     }
 }

@@ -10,6 +10,9 @@
 //! - hyper reads and writes the socket through [`Watched`], and calls the service through
 //!   [`Served`]: between them they keep the connection's [`Watch`] (its protocol, its requests
 //!   in flight), which the driving task reads after each poll of the connection.
+//! - Between two polls of the connection, the task watches the peer ([`Peer`]): a client that
+//!   hangs up with an HTTP/1 request in flight, and a stall of the stall timeout, close the
+//!   connection (the task returns, dropping it).
 //! - `graceful_shutdown` is called at most once, while the connection is still pending. From
 //!   then on, the connection is dropped (closed) once it has had none in flight for
 //!   [`CLOSE_AFTER_GOAWAY`] without hyper ending it first: h2 waits for its peer's answer to
@@ -21,13 +24,14 @@ use std::sync::{Arc, Weak};
 use std::task::Poll;
 use std::time::Duration;
 
-use futures_lite::io::{AsyncRead, AsyncWrite};
 use hyper::body::Incoming;
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 
 use super::config::Config;
 use super::gate::Permit;
+use super::listener::sealed::SharedSocket;
+use super::peer::Peer;
 use super::request::Served;
 use super::watch::Watch;
 use super::watched::Watched;
@@ -67,10 +71,13 @@ const STREAM_TASK: &str = "http2 stream";
 pub(super) type Builder = auto::Builder<GroupExecutor>;
 
 /// HTTP/1.1 (keep-alive) and HTTP/2 (prior knowledge) on crew's timer, spawning into `group`,
-/// with HTTP/1's header-read timeout at `config`'s.
+/// with HTTP/1's header-read timeout at `config`'s. HTTP/1 runs with `half_close`: hyper reads
+/// during a request only the body its handler asks for, and leaves the look for a hang-up to
+/// the driving task's probe ([`Peer`]), so that a read that waits while a request is in flight
+/// is one the handler waits on.
 pub(super) fn builder(group: &Arc<TaskGroup>, config: &Config) -> Builder {
     let mut builder = auto::Builder::new(GroupExecutor(Arc::downgrade(group)));
-    builder.http1().timer(Timer).header_read_timeout(config.header_read_timeout);
+    builder.http1().timer(Timer).header_read_timeout(config.header_read_timeout).half_close(true);
     builder.http2().timer(Timer);
     builder
 }
@@ -90,7 +97,7 @@ impl<S, A> Connection<S, A> {
     /// reported at `debug`.
     pub(super) async fn serve<I, B>(self, io: I)
     where
-        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+        I: SharedSocket,
         A: Clone + Send + Sync + 'static,
         S: tower_service::Service<http::Request<Incoming>, Response = http::Response<B>> + Clone + Send + 'static,
         S::Future: Send + 'static,
@@ -100,25 +107,30 @@ impl<S, A> Connection<S, A> {
         B::Error: Into<BoxError>,
     {
         let watch = Watch::new();
+        let io = Arc::new(io);
+        let peer = Peer::new(io.clone(), self.config.stall_timeout);
         let io = Io::vectored(Watched::new(io, watch.clone(), self.config.header_read_timeout));
         let service = TowerToHyperService::new(Served { inner: self.service, peer: self.peer, watch: watch.clone() });
         let connection = self.builder.serve_connection_with_upgrades(io, service);
-        if let Err(error) = until_wound_down(connection, &self.permit, &watch).await {
+        if let Err(error) = until_wound_down(connection, &self.permit, &watch, peer).await {
             tracing::debug!(%error, "crew::http: a connection ended with an error");
         }
     }
 }
 
-/// Drives `connection` to its end; once the serve shuts down, tells hyper to wind it down
-/// (an idle connection closes, HTTP/1 closes after the response in flight, HTTP/2 sends
-/// GOAWAY and finishes its streams) and drives it on until it has, or until it has had none
-/// in flight for [`CLOSE_AFTER_GOAWAY`]: then it is dropped, which closes it.
-async fn until_wound_down<I, S, B>(
+/// Drives `connection` to its end, or until its peer hangs up or stalls (`peer`); once the
+/// serve shuts down, tells hyper to wind it down (an idle connection closes, HTTP/1 closes
+/// after the response in flight, HTTP/2 sends GOAWAY and finishes its streams) and drives it
+/// on until it has, or until it has had none in flight for [`CLOSE_AFTER_GOAWAY`]. A
+/// connection the task gives up on is dropped, which closes it.
+async fn until_wound_down<I, S, B, T>(
     connection: auto::UpgradeableConnection<'_, I, S, GroupExecutor>,
     permit: &Permit,
     watch: &Watch,
+    mut peer: Peer<T>,
 ) -> Result<(), BoxError>
 where
+    T: SharedSocket,
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
     S: hyper::service::Service<http::Request<Incoming>, Response = http::Response<B>>,
     S::Future: Send + 'static,
@@ -133,8 +145,12 @@ where
     // Since the connection last had none in flight, once winding down.
     let mut idle: Option<Sleep> = None;
     poll_fn(|cx| loop {
+        watch.round_begins();
         if let Poll::Ready(ended) = connection.as_mut().poll(cx) {
             return Poll::Ready(ended);
+        }
+        if let Poll::Ready(error) = peer.poll(cx, watch, watch.round_ended()) {
+            return Poll::Ready(Err(error.into()));
         }
         if !winding_down {
             if Pin::new(&mut shutdown).poll(cx).is_pending() {

@@ -35,7 +35,8 @@ use crate::join_set::TaskGroup;
 /// Await the [`Serve`] it returns (it is [`IntoFuture`]), after configuring it if need be:
 /// [`with_graceful_shutdown`](Serve::with_graceful_shutdown),
 /// [`max_connections`](Serve::max_connections),
-/// [`header_read_timeout`](Serve::header_read_timeout), [`tcp_nodelay`](Serve::tcp_nodelay).
+/// [`header_read_timeout`](Serve::header_read_timeout), [`stall_timeout`](Serve::stall_timeout),
+/// [`tcp_nodelay`](Serve::tcp_nodelay).
 ///
 /// # Errors
 ///
@@ -45,9 +46,10 @@ use crate::join_set::TaskGroup;
 /// reset before it was accepted) never ends it: it waits 10 ms, doubling up to 1 s while the
 /// errors go on, and tries again; the first error of each run is reported with
 /// `tracing::warn!`, the others at `debug`, and the end of the run at `info` (install a
-/// `tracing` subscriber to see them). A bad request, a client gone mid-body or a timed-out
-/// header read ends only that connection; a panic in the service ends only the connection
-/// (HTTP/1) or the stream (HTTP/2) of its request.
+/// `tracing` subscriber to see them). A bad request, a client gone mid-body, a timed-out
+/// header read or a stall ([`stall_timeout`](Serve::stall_timeout)) ends only that
+/// connection; a panic in the service ends only the connection (HTTP/1) or the stream
+/// (HTTP/2) of its request.
 ///
 /// # Examples
 ///
@@ -166,8 +168,11 @@ impl<L: Listener, S> Serve<L, S> {
 
     /// Keeps at most `limit` connections open at once ([`DEFAULT_MAX_CONNECTIONS`](super::DEFAULT_MAX_CONNECTIONS) by
     /// default): while `limit` are open, the server accepts no more, and new connects wait in
-    /// the kernel's backlog (or are refused once it is full) until one closes. With the
-    /// header-read timeout, what keeps a slowloris client from taking every place.
+    /// the kernel's backlog (or are refused once it is full) until one closes. So a client
+    /// that holds connections open holds at most this many places; how long it can hold one
+    /// is up to the [header-read](Serve::header_read_timeout) and
+    /// [stall](Serve::stall_timeout) timeouts, and docs/http.md ("Limits") says exactly what
+    /// each of them stops and what none does.
     ///
     /// # Panics
     ///
@@ -222,6 +227,50 @@ impl<L: Listener, S> Serve<L, S> {
         self
     }
 
+    /// How long a connection may wait on its peer with no byte moved before it is closed:
+    /// [`DEFAULT_STALL_TIMEOUT`](super::DEFAULT_STALL_TIMEOUT) (60 s, nginx's
+    /// `client_body_timeout` and `send_timeout`) by default; `None` turns it off. A connection
+    /// waits on its peer when
+    /// - a write waits: the peer takes no more of the response (its socket is full), on
+    ///   HTTP/1 or HTTP/2;
+    /// - on HTTP/1, a read waits while a request is in flight: the handler asked for body
+    ///   bytes the client does not send.
+    ///
+    /// The wait is timed from its start, and starts over at each byte the waiting side moves.
+    /// Not timed: a handler that takes long to answer (it waits on itself, not on the peer);
+    /// an idle keep-alive connection (the [header-read timeout](Serve::header_read_timeout)'s);
+    /// on HTTP/2, a request body that stops coming (its connection reads for all its streams
+    /// at once, all the time, so a read says nothing of one request) and a response its peer's
+    /// flow-control window holds back (no write waits); and a client that moves a byte within
+    /// every timeout, however slowly (bound that outside the serve, with a deadline on the
+    /// whole request or a proxy that buffers bodies: docs/http.md, "Limits").
+    ///
+    /// # Panics
+    ///
+    /// If the timeout is zero: every connection would be closed at its first wait. Any
+    /// duration above zero, or `None`, is accepted.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    ///
+    /// # async fn run(app: App) -> std::io::Result<()> {
+    /// let listener = crew::net::TcpListener::bind("127.0.0.1:3000")?;
+    /// crew::http::serve(listener, app).stall_timeout(Duration::from_secs(20)).await
+    /// # }
+    /// # type App = tower::util::ServiceFn<fn(hyper::Request<hyper::body::Incoming>) -> std::future::Ready<Result<hyper::Response<String>, std::convert::Infallible>>>;
+    /// ```
+    pub fn stall_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Serve<L, S> {
+        let timeout = timeout.into();
+        assert!(
+            timeout != Some(Duration::ZERO),
+            "stall_timeout({timeout:?}): a zero timeout closes every connection at its first wait on its peer (expected a duration above zero, or None to turn it off)"
+        );
+        self.config.stall_timeout = timeout;
+        self
+    }
+
     /// This server, to shut down gracefully once `signal` completes: it then stops accepting
     /// at once (the signal is polled before every accept, so not one connection is accepted
     /// after it has completed, however many are queued; the listener is closed, so new
@@ -236,7 +285,8 @@ impl<L: Listener, S> Serve<L, S> {
     /// on HTTP/1, from the service's call until the response is on the socket; on HTTP/2, a
     /// stream from the client's HEADERS until the server's END_STREAM (or a reset) is on the
     /// socket, so a response that its peer's flow-control window holds back is not cut. A
-    /// request in flight is waited for as long as it takes; to bound the whole wait, wrap the
+    /// request in flight is waited for as long as its handler takes and its peer keeps moving
+    /// bytes ([`stall_timeout`](Serve::stall_timeout)); to bound the whole wait, wrap the
     /// future in [`crew::time::timeout`](crate::time::timeout): when it fires, the serve
     /// future is dropped, and every connection with it.
     ///

@@ -1,9 +1,13 @@
 //! [`Watched`]: a connection's socket as hyper reads and writes it, with what its bytes tell the
 //! connection's [`Watch`]: the protocol (from the first bytes), HTTP/2's streams in flight
-//! (from the frames each way), and the flushes that put HTTP/1 responses on the socket.
+//! (from the frames each way), the flushes that put HTTP/1 responses on the socket, and each
+//! read and write that waits on the peer.
 //!
 //! Invariants:
-//! - Bytes go through unchanged, in both directions; the wrapper only looks at them.
+//! - Bytes go through unchanged, in both directions; the wrapper only looks at them, but for
+//!   those the driving task's probe stashed, which the next reads return first.
+//! - Every read and write hyper calls is reported to [`Watch::polled`], `Pending` or not; a
+//!   flush that returns `Pending` counts as a write that waits.
 //! - Until a connection has sent the bytes that tell HTTP/1 from HTTP/2 (hyper-util reads at
 //!   most the 24 of HTTP/2's preface, and stops at the first that differs), its reads fail
 //!   with `TimedOut` once the header-read timeout has passed: hyper's own timeout only starts
@@ -22,7 +26,8 @@ use std::time::Duration;
 use futures_lite::io::{AsyncRead, AsyncWrite};
 
 use super::h2_frames::{Frames, Streams, PREFACE_LEN};
-use super::watch::{Protocol, Watch};
+use super::listener::sealed::SharedSocket;
+use super::watch::{Direction, Protocol, Watch};
 use crate::time::Sleep;
 
 /// HTTP/2's connection preface, which hyper-util looks for to tell HTTP/2 from HTTP/1.
@@ -31,7 +36,8 @@ const H2_PREFACE: &[u8; PREFACE_LEN] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// A connection's stream, watched.
 #[derive(Debug)]
 pub(super) struct Watched<T> {
-    inner: T,
+    /// Shared with the driving task's probe.
+    inner: Arc<T>,
     watch: Arc<Watch>,
     /// `Some` until the first bytes have told the protocol.
     first: Option<FirstBytes>,
@@ -89,7 +95,7 @@ impl FirstBytes {
 
 impl<T> Watched<T> {
     /// `inner`, its first bytes due within `header_read_timeout` (`None`: no limit).
-    pub(super) fn new(inner: T, watch: Arc<Watch>, header_read_timeout: Option<Duration>) -> Watched<T> {
+    pub(super) fn new(inner: Arc<T>, watch: Arc<Watch>, header_read_timeout: Option<Duration>) -> Watched<T> {
         let first = FirstBytes { deadline: header_read_timeout.map(crate::time::sleep), matched: 0 };
         Watched { inner, watch, first: Some(first), h2: None }
     }
@@ -137,10 +143,15 @@ impl<T> Watched<T> {
     }
 }
 
-impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
+impl<T: SharedSocket> AsyncRead for Watched<T> {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_read(cx, buf) {
+        let read = match this.watch.take_stash(buf) {
+            0 => this.inner.poll_read(cx, buf),
+            stashed => Poll::Ready(Ok(stashed)),
+        };
+        this.watch.polled(Direction::Read, read.is_pending());
+        match read {
             Poll::Ready(Ok(n)) => {
                 this.after_read(&buf[..n]);
                 Poll::Ready(Ok(n))
@@ -158,10 +169,12 @@ impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
     }
 }
 
-impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
+impl<T: SharedSocket> AsyncWrite for Watched<T> {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        let n = ready!(Pin::new(&mut this.inner).poll_write(cx, buf))?;
+        let written = this.inner.poll_write(cx, buf);
+        this.watch.polled(Direction::Write, written.is_pending());
+        let n = ready!(written)?;
         this.after_write(&[IoSlice::new(buf)], n);
         Poll::Ready(Ok(n))
     }
@@ -172,20 +185,24 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        let n = ready!(Pin::new(&mut this.inner).poll_write_vectored(cx, bufs))?;
+        let written = this.inner.poll_write_vectored(cx, bufs);
+        this.watch.polled(Direction::Write, written.is_pending());
+        let n = ready!(written)?;
         this.after_write(bufs, n);
         Poll::Ready(Ok(n))
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        ready!(Pin::new(&mut this.inner).poll_flush(cx))?;
+        let flushed = this.inner.poll_flush(cx);
+        this.watch.polled(Direction::Write, flushed.is_pending());
+        ready!(flushed)?;
         this.watch.flushed();
         Poll::Ready(Ok(()))
     }
 
     fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_close(cx)
+        self.get_mut().inner.poll_close(cx)
     }
 }
 
@@ -219,10 +236,41 @@ mod tests {
         assert_eq!(first_bytes().saw(b""), Told::Ended, "the end of the stream");
     }
 
-    /// A socket that reads `input` and takes every write whole.
-    fn watched(input: &[u8]) -> (Watched<futures_lite::io::Cursor<Vec<u8>>>, Arc<Watch>) {
+    /// A socket that reads its bytes, and takes every write whole.
+    #[derive(Debug)]
+    struct Script(std::sync::Mutex<std::io::Cursor<Vec<u8>>>);
+
+    impl SharedSocket for Script {
+        fn poll_read(&self, _: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+            Poll::Ready(std::io::Read::read(&mut *self.0.lock().unwrap(), buf))
+        }
+        fn poll_write(&self, _: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+            Poll::Ready(Ok(buf.len()))
+        }
+        fn poll_write_vectored(&self, _: &mut Context<'_>, bufs: &[IoSlice<'_>]) -> Poll<io::Result<usize>> {
+            Poll::Ready(Ok(bufs.iter().map(|buf| buf.len()).sum()))
+        }
+        fn poll_flush(&self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+        fn poll_close(&self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    fn watched(input: &[u8]) -> (Watched<Script>, Arc<Watch>) {
         let watch = Watch::new();
-        (Watched::new(futures_lite::io::Cursor::new(input.to_vec()), watch.clone(), None), watch)
+        let script = Script(std::sync::Mutex::new(std::io::Cursor::new(input.to_vec())));
+        (Watched::new(Arc::new(script), watch.clone(), None), watch)
+    }
+
+    #[test]
+    fn a_stashed_byte_comes_before_the_sockets() {
+        let (mut io, watch) = watched(b"bc");
+        watch.stash(b"a");
+        let mut read = Vec::new();
+        crate::block_on(futures_lite::AsyncReadExt::read_to_end(&mut io, &mut read)).unwrap();
+        assert_eq!(read, b"abc");
     }
 
     #[test]

@@ -29,10 +29,10 @@ async fn read_frame(peer: &mut TcpStream) -> std::io::Result<(u8, u8, Vec<u8>)> 
 /// A server with a shutdown switch, no header-read timeout and no stall timeout.
 fn server_with_switch(listener: TcpListener, app: App) -> (crew::JoinHandle<std::io::Result<()>>, impl FnOnce()) {
     let (stop, stopped) = futures::channel::oneshot::channel::<()>();
-    let serve =
-        crew::http::serve(listener, app.service()).header_read_timeout(None).with_graceful_shutdown(async move {
-            stopped.await.ok();
-        });
+    let serve = crew::http::serve(listener, app.service()).header_read_timeout(None).stall_timeout(None);
+    let serve = serve.with_graceful_shutdown(async move {
+        stopped.await.ok();
+    });
     (crew::spawn(serve.into_future()), move || stop.send(()).unwrap())
 }
 
@@ -66,13 +66,6 @@ const H2_BIG: usize = 4 << 20;
 
 /// Larger than loopback's socket buffers: the rest waits in hyper's write buffer.
 const H1_BIG: usize = 32 << 20;
-
-/// The length of the first data frame of `response`'s body, and the body.
-async fn first_frame(response: hyper::Result<Response<Incoming>>) -> (usize, Incoming) {
-    let mut body = response.expect("a response").into_body();
-    let frame = body.frame().await.unwrap().unwrap();
-    (frame.into_data().unwrap().len(), body)
-}
 
 #[test]
 fn after_the_goaway_requests_in_flight_and_responses_still_being_written_keep_their_connection() {
