@@ -278,9 +278,9 @@ impl<L: Listener, S> Serve<L, S> {
     /// (HTTP/1 closes each connection after its response, HTTP/2 sends GOAWAY and finishes
     /// the streams it has), and resolves once every connection has ended.
     ///
-    /// A connection with no request in flight is closed 1 s after its GOAWAY (or after its
-    /// last response is on the socket, if that is later) whatever its peer does, as Go's
-    /// HTTP/2 server does: h2 waits for the peer's answer to the PING it sends with its
+    /// A connection with no request in flight is closed 1 s after its GOAWAY (HTTP/1: after
+    /// it was told to wind down; or after its last response is on the socket, if that is
+    /// later) whatever its peer does, as Go's HTTP/2 server does: h2 waits for the peer's answer to the PING it sends with its
     /// GOAWAY, and a peer that never answers would hold the shutdown forever. In flight means,
     /// on HTTP/1, from the service's call until the response is on the socket; on HTTP/2, a
     /// stream from the client's HEADERS until the server's END_STREAM (or a reset) is on the
