@@ -3,7 +3,9 @@
 //! group), the peer's address, graceful shutdown with requests in flight, dropping the serve,
 //! panics, bad requests and clients gone mid-body, the connection limit, the header-read
 //! timeout, a broken listener, and accept errors under a low `RLIMIT_NOFILE` (in a child
-//! process). Run with `cargo test --features http --test http`.
+//! process); in `http/`: accepts under a flood of connects (`flood.rs`), the shutdown's bound
+//! against a silent HTTP/2 peer (`shutdown.rs`), and the stall timeout against slow clients
+//! (`stall.rs`). Run with `cargo test --features http --test http`.
 #![cfg(all(feature = "http", feature = "macros", unix))]
 
 mod common;
@@ -118,11 +120,16 @@ impl App {
                 unreachable!()
             }
             "/panic" => panic!("the handler panics on purpose"),
+            big if big.starts_with("/big/") => {
+                let len = big["/big/".len()..].parse().unwrap();
+                return Ok(Response::new(Full::new(Bytes::from(vec![b'x'; len]))));
+            }
             "/drain" => {
                 let drained = request.into_body().collect().await.map(|body| body.to_bytes().len());
                 self.drained.send(drained.map_err(|e| e.to_string())).await.unwrap();
                 "drained".to_owned()
             }
+            "/digest" => digest_slowly(request.into_body()).await,
             other => {
                 let mut response = Response::new(Full::new(Bytes::from(format!("no {other}"))));
                 *response.status_mut() = StatusCode::NOT_FOUND;
@@ -131,6 +138,24 @@ impl App {
         };
         Ok(Response::new(Full::new(Bytes::from(text))))
     }
+}
+
+/// A body's length and [`digest`], as text, read a frame at a time with other tasks run in
+/// between: the connection's task returns between two frames.
+async fn digest_slowly(mut body: Incoming) -> String {
+    let mut read = Vec::new();
+    while let Some(frame) = body.frame().await {
+        read.extend_from_slice(&frame.unwrap().into_data().unwrap_or_default());
+        for _ in 0..3 {
+            crew::yield_now().await;
+        }
+    }
+    format!("{} {}", read.len(), digest(&read))
+}
+
+/// A sum of `bytes` that depends on their order.
+fn digest(bytes: &[u8]) -> u64 {
+    bytes.iter().enumerate().fold(0u64, |sum, (at, &byte)| sum.wrapping_mul(31).wrapping_add(byte as u64 ^ at as u64))
 }
 
 /// The request's `PeerAddr`, as text: a TCP address, `unix` for a Unix socket's, else `none`.
@@ -196,6 +221,36 @@ async fn until_refused(addr: SocketAddr) {
             Err(e) => panic!("connect: {e}"),
         }
     }
+}
+
+/// Runs `body` on a fresh 2-worker pool whose clock starts paused (docs/testing.md); a hang fails
+/// after `common::HANG_TIMEOUT` of real time (a timer of the pool's own would be virtual, and
+/// the clock jumps to it whenever the pool waits on a socket).
+fn on_a_paused_pool<F: Future + 'static>(
+    name: &str,
+    body: impl FnOnce(Arc<crew::Pool>) -> F + Send + 'static,
+) -> F::Output
+where
+    F::Output: Send + 'static,
+{
+    let name = name.to_owned();
+    common::with_timeout(move || {
+        let builder = crew::Pool::builder().workers(2).thread_name(name).start_paused(true).task_dump(true);
+        let pool = Arc::new(builder.build().unwrap());
+        pool.block_on(body(pool.clone()))
+    })
+}
+
+/// The length of the first data frame of `response`'s body, and the body.
+async fn first_frame(response: hyper::Result<Response<Incoming>>) -> (usize, Incoming) {
+    let mut body = response.expect("a response").into_body();
+    let frame = body.frame().await.unwrap().unwrap();
+    (frame.into_data().unwrap().len(), body)
+}
+
+/// How many connection tasks of a serve `pool` runs.
+fn connection_tasks(pool: &crew::Pool) -> usize {
+    pool.dump().tasks().iter().filter(|task| task.info().name() == Some("http connection")).count()
 }
 
 /// Spins until `condition` holds (bounded by the test's timeout).
@@ -524,10 +579,15 @@ fn bad_settings_panic_naming_the_value_and_what_is_accepted() {
     let message = zero.unwrap_err().downcast::<String>().unwrap();
     assert!(message.contains("max_connections(0)") && message.contains("1 or more"), "{message}");
     let (listener, _) = self::listener();
-    let zero =
-        std::panic::catch_unwind(|| drop(crew::http::serve(listener, service).header_read_timeout(Duration::ZERO)));
+    let zero = std::panic::catch_unwind(|| {
+        drop(crew::http::serve(listener, service.clone()).header_read_timeout(Duration::ZERO))
+    });
     let message = zero.unwrap_err().downcast::<String>().unwrap();
     assert!(message.contains("header_read_timeout(Some(0ns))") && message.contains("None"), "{message}");
+    let (listener, _) = self::listener();
+    let zero = std::panic::catch_unwind(|| drop(crew::http::serve(listener, service).stall_timeout(Duration::ZERO)));
+    let message = zero.unwrap_err().downcast::<String>().unwrap();
+    assert!(message.contains("stall_timeout(Some(0ns))") && message.contains("None"), "{message}");
 }
 
 /// Set in the child process that runs the fd-limit test under a low `RLIMIT_NOFILE`.
@@ -554,94 +614,11 @@ fn accept_errors_under_a_low_fd_limit_back_off_are_reported_once_and_serving_goe
     assert!(printed.contains("1 passed"), "the child ran the test:\n{printed}");
 }
 
-/// The child's side: a server whose accepts fail with `EMFILE` until file descriptors are freed.
-mod fd_limit {
-    use std::fmt;
-    use std::sync::Mutex;
-
-    use tracing::field::{Field, Visit};
-    use tracing::span::{Attributes, Id, Record};
-    use tracing::{Event, Level, Metadata, Subscriber};
-
-    use super::*;
-
-    /// Every event logged in the child: its level and message.
-    static EVENTS: Mutex<Vec<(Level, String)>> = Mutex::new(Vec::new());
-
-    /// How many events of `level` said exactly `message`.
-    fn logged(level: Level, message: &str) -> usize {
-        EVENTS.lock().unwrap().iter().filter(|(l, m)| *l == level && m == message).count()
-    }
-
-    /// A subscriber that keeps every event in [`EVENTS`].
-    struct Log;
-
-    struct Message(String);
-
-    impl Visit for Message {
-        fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-            if field.name() == "message" {
-                self.0 = format!("{value:?}");
-            }
-        }
-    }
-
-    impl Subscriber for Log {
-        fn enabled(&self, _: &Metadata<'_>) -> bool {
-            true
-        }
-        fn new_span(&self, _: &Attributes<'_>) -> Id {
-            Id::from_u64(1)
-        }
-        fn record(&self, _: &Id, _: &Record<'_>) {}
-        fn record_follows_from(&self, _: &Id, _: &Id) {}
-        fn event(&self, event: &Event<'_>) {
-            let mut message = Message(String::new());
-            event.record(&mut message);
-            EVENTS.lock().unwrap().push((*event.metadata().level(), message.0));
-        }
-        fn enter(&self, _: &Id) {}
-        fn exit(&self, _: &Id) {}
-    }
-
-    const FIRST: &str = "crew::http: accept failed; retrying, backing off up to 1 s while it fails";
-    const AGAIN: &str = "crew::http: accept failed again";
-    const RECOVERED: &str = "crew::http: accepting again";
-
-    pub(super) fn child() {
-        tracing::subscriber::set_global_default(Log).unwrap();
-        let pool = crew::Pool::builder().workers(2).thread_name("fdlimit").build().unwrap();
-        let (listener, addr) = listener();
-        let (app, _control) = app();
-        let server = pool.spawn(crew::http::serve(listener, app.service()).into_future());
-        pool.block_on(within_limit(async {
-            // Made while descriptors are left; connected once they have run out.
-            let client = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-            let mut fillers = Vec::new();
-            let exhausted = loop {
-                match std::fs::File::open("/dev/null") {
-                    Ok(file) => fillers.push(file),
-                    Err(error) => break error,
-                }
-            };
-            assert_eq!(exhausted.raw_os_error(), Some(24), "EMFILE: {exhausted}");
-            // The kernel completes the handshake; the server's accept fails for want of an fd.
-            client.connect(&addr.into()).unwrap();
-            until(|| logged(Level::DEBUG, AGAIN) >= 2).await;
-            assert_eq!(logged(Level::WARN, FIRST), 1, "one warning for the whole run of errors");
-            assert!(!server.is_finished(), "an accept error never ends serve");
-
-            drop(fillers);
-            let stream = TcpStream::from(crew::net::Async::new(std::net::TcpStream::from(client)).unwrap());
-            let (mut sender, connection) = hyper::client::conn::http1::handshake(Io::vectored(stream)).await.unwrap();
-            let _connection = crew::spawn(connection);
-            let body = text(get1(&mut sender, "/").await).await;
-            assert!(body.starts_with("fdlimit-"), "the waiting connection is served: {body}");
-            assert_eq!(logged(Level::INFO, RECOVERED), 1);
-            let (mut fresh, _fresh_connection, _) = http1(addr).await;
-            assert!(text(get1(&mut fresh, "/").await).await.starts_with("fdlimit-"));
-            assert_eq!(logged(Level::WARN, FIRST), 1);
-        }));
-        drop(server);
-    }
-}
+#[path = "http/fd_limit.rs"]
+mod fd_limit;
+#[path = "http/flood.rs"]
+mod flood;
+#[path = "http/shutdown.rs"]
+mod shutdown;
+#[path = "http/stall.rs"]
+mod stall;

@@ -6,14 +6,18 @@
 //!   without breaking anyone.
 //! - An accepted stream is handed over unchanged but for `TCP_NODELAY` when the serve asks for
 //!   it; failing to set it is reported at `debug` and the connection is served anyway.
+//! - An accepted stream reads and writes through a shared reference ([`sealed::SharedSocket`]),
+//!   so that a connection's driving task can read it while hyper holds it.
 
 use std::fmt;
 use std::future::Future;
-use std::io;
+use std::io::{self, IoSlice, Read, Write};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use futures_lite::io::{AsyncRead, AsyncWrite};
 
-use crate::net::{TcpListener, TcpStream};
+use crate::net::{Stream, TcpListener, TcpStream};
 #[cfg(unix)]
 use crate::net::{UnixListener, UnixStream};
 
@@ -44,7 +48,7 @@ pub(crate) mod sealed {
     #[allow(unreachable_pub)]
     pub trait Accept {
         /// An accepted connection's stream.
-        type Io: AsyncRead + AsyncWrite + Unpin + Send + 'static;
+        type Io: SharedSocket;
         /// The peer's address, as `accept` gives it (what [`PeerAddr`](crate::http::PeerAddr) holds).
         type Addr: Clone + fmt::Debug + Send + Sync + 'static;
 
@@ -56,6 +60,46 @@ pub(crate) mod sealed {
 
         /// Sets what the serve asks of an accepted stream before hyper sees it.
         fn prepare(io: &Self::Io, tcp_nodelay: bool);
+    }
+
+    /// A stream that reads and writes through a shared reference, as crew's sockets do: hyper
+    /// holds the connection's stream while the task driving it looks for the peer's hang-up.
+    // `pub` in a private module, as `Accept`.
+    #[allow(unreachable_pub)]
+    pub trait SharedSocket: Send + Sync + 'static {
+        fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>>;
+        fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>>;
+        fn poll_write_vectored(&self, cx: &mut Context<'_>, bufs: &[IoSlice<'_>]) -> Poll<io::Result<usize>>;
+        fn poll_flush(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+        fn poll_close(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+    }
+
+    /// crew's stream sockets ([`TcpStream`], [`UnixStream`](crate::net::UnixStream)), through
+    /// their `&Stream` impls.
+    impl<T> SharedSocket for Stream<T>
+    where
+        T: Send + Sync + 'static,
+        for<'a> &'a T: Read + Write,
+    {
+        fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+            AsyncRead::poll_read(Pin::new(&mut &*self), cx, buf)
+        }
+
+        fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+            AsyncWrite::poll_write(Pin::new(&mut &*self), cx, buf)
+        }
+
+        fn poll_write_vectored(&self, cx: &mut Context<'_>, bufs: &[IoSlice<'_>]) -> Poll<io::Result<usize>> {
+            AsyncWrite::poll_write_vectored(Pin::new(&mut &*self), cx, bufs)
+        }
+
+        fn poll_flush(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            AsyncWrite::poll_flush(Pin::new(&mut &*self), cx)
+        }
+
+        fn poll_close(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            AsyncWrite::poll_close(Pin::new(&mut &*self), cx)
+        }
     }
 }
 

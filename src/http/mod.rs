@@ -12,12 +12,25 @@
 //!   upgraded connection's, say).
 //! - The listener lives inside the accept loop only: graceful shutdown drops the loop, and the
 //!   listener with it (new connects are refused), before it tells a single connection to stop.
+//! - The accept loop polls the shutdown signal before every accept, and accepts no connection
+//!   once it has completed; it accepts at most 64 connections in one poll, then yields to the
+//!   other tasks of its worker, however many connects are queued.
 //! - An accept error never ends the loop, except one that says the listener itself is broken
 //!   (`InvalidInput`: `EINVAL`, the socket no longer listens); the loop backs off (10 ms,
 //!   doubling up to 1 s, back to 10 ms after the next accept) and reports the first error of
 //!   each run with `tracing::warn!`.
+//! - Once the serve shuts down gracefully, every connection is told to wind down, and one
+//!   with no request in flight is closed 1 s after its GOAWAY (or its last response), whatever
+//!   its peer does: the serve resolves once every connection has ended, or been closed so.
 //! - At most `max_connections` connections are open at once: the loop does not call `accept`
 //!   while the limit is reached, so new connects wait in the kernel's backlog.
+//! - A connection is closed when it has waited on its peer with no byte moved for the stall
+//!   timeout (a write that waits; on HTTP/1, a read that waits while a request is in flight),
+//!   when its HTTP/1 client hangs up with a request in flight, and when the header-read
+//!   timeout passes before its protocol is told or, on HTTP/1, before a request head is
+//!   whole (an idle keep-alive connection's next one included). Nothing else times a
+//!   connection: not a handler that takes long, nor an HTTP/2 connection past its preface but
+//!   for a write that waits.
 //! - A panic inside the service unwinds into the task polling it and ends that task only: the
 //!   connection's (HTTP/1, whose requests run inside the connection's task) or the stream's
 //!   (HTTP/2, whose requests each run in a task of their own).
@@ -43,10 +56,17 @@
 //! # }
 //! ```
 
+mod accept;
+mod config;
 mod connection;
 mod gate;
+mod h2_frames;
 mod listener;
+mod peer;
+mod request;
 mod server;
+mod watch;
+mod watched;
 
 use std::time::Duration;
 
@@ -82,6 +102,16 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 /// assert_eq!(crew::http::DEFAULT_HEADER_READ_TIMEOUT.as_secs(), 30);
 /// ```
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a connection may wait on its peer with no byte moved unless told otherwise
+/// ([`Serve::stall_timeout`]): nginx's `client_body_timeout` and `send_timeout`.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(crew::http::DEFAULT_STALL_TIMEOUT.as_secs(), 60);
+/// ```
+pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The peer's address, which [`serve`] puts in every request's extensions: a
 /// `std::net::SocketAddr` for a [`TcpListener`](crate::net::TcpListener), a

@@ -3,9 +3,10 @@
 //! Invariants:
 //! - The serve future owns the connections' group (an `Arc` no member holds): dropping the
 //!   future drops the group, and every member with it.
-//! - The accept loop owns the listener. It ends only on the shutdown signal or on a broken
-//!   listener; either way it is dropped (and the listener with it) before the connections are
-//!   told to wind down, and the serve resolves once the last member of the group has ended.
+//! - The accept loop (`accept.rs`) owns the listener. It ends only on the shutdown signal or on
+//!   a broken listener; either way it is dropped (and the listener with it) before the
+//!   connections are told to wind down, and the serve resolves once the last member of the
+//!   group has ended.
 //! - Bad settings panic at the call that makes them, naming the value and what is accepted.
 
 use std::fmt;
@@ -18,10 +19,11 @@ use std::time::Duration;
 
 use hyper::body::Incoming;
 
-use super::connection::{self, Connection, CONNECTION_TASK};
+use super::accept::accept_until;
+use super::config::Config;
 use super::gate::Gate;
-use super::listener::{is_fatal, Listener};
-use super::{BoxError, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS, GROUP_NAME};
+use super::listener::Listener;
+use super::{BoxError, GROUP_NAME};
 use crate::join_set::TaskGroup;
 
 /// Serves `service` on every connection `listener` accepts, until the listener breaks; each
@@ -33,7 +35,8 @@ use crate::join_set::TaskGroup;
 /// Await the [`Serve`] it returns (it is [`IntoFuture`]), after configuring it if need be:
 /// [`with_graceful_shutdown`](Serve::with_graceful_shutdown),
 /// [`max_connections`](Serve::max_connections),
-/// [`header_read_timeout`](Serve::header_read_timeout), [`tcp_nodelay`](Serve::tcp_nodelay).
+/// [`header_read_timeout`](Serve::header_read_timeout), [`stall_timeout`](Serve::stall_timeout),
+/// [`tcp_nodelay`](Serve::tcp_nodelay).
 ///
 /// # Errors
 ///
@@ -43,9 +46,10 @@ use crate::join_set::TaskGroup;
 /// reset before it was accepted) never ends it: it waits 10 ms, doubling up to 1 s while the
 /// errors go on, and tries again; the first error of each run is reported with
 /// `tracing::warn!`, the others at `debug`, and the end of the run at `info` (install a
-/// `tracing` subscriber to see them). A bad request, a client gone mid-body or a timed-out
-/// header read ends only that connection; a panic in the service ends only the connection
-/// (HTTP/1) or the stream (HTTP/2) of its request.
+/// `tracing` subscriber to see them). A bad request, a client gone mid-body, a timed-out
+/// header read or a stall ([`stall_timeout`](Serve::stall_timeout)) ends only that
+/// connection; a panic in the service ends only the connection (HTTP/1) or the stream
+/// (HTTP/2) of its request.
 ///
 /// # Examples
 ///
@@ -143,24 +147,6 @@ pub struct WithGracefulShutdown<L, S, F> {
 #[must_use = "a server does nothing until it is awaited"]
 pub struct ServeFuture(Pin<Box<dyn Future<Output = io::Result<()>> + Send>>);
 
-/// What a serve is told besides its listener and service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Config {
-    tcp_nodelay: bool,
-    max_connections: usize,
-    header_read_timeout: Option<Duration>,
-}
-
-impl Default for Config {
-    fn default() -> Config {
-        Config {
-            tcp_nodelay: true,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            header_read_timeout: Some(DEFAULT_HEADER_READ_TIMEOUT),
-        }
-    }
-}
-
 impl<L: Listener, S> Serve<L, S> {
     /// Sets `TCP_NODELAY` on every accepted TCP socket (`true`, the default: responses go out
     /// as soon as they are written, not held back by Nagle's algorithm), or leaves the socket's
@@ -180,10 +166,13 @@ impl<L: Listener, S> Serve<L, S> {
         self
     }
 
-    /// Keeps at most `limit` connections open at once ([`DEFAULT_MAX_CONNECTIONS`] by
+    /// Keeps at most `limit` connections open at once ([`DEFAULT_MAX_CONNECTIONS`](super::DEFAULT_MAX_CONNECTIONS) by
     /// default): while `limit` are open, the server accepts no more, and new connects wait in
-    /// the kernel's backlog (or are refused once it is full) until one closes. With the
-    /// header-read timeout, what keeps a slowloris client from taking every place.
+    /// the kernel's backlog (or are refused once it is full) until one closes. So a client
+    /// that holds connections open holds at most this many places; how long it can hold one
+    /// is up to the [header-read](Serve::header_read_timeout) and
+    /// [stall](Serve::stall_timeout) timeouts, and docs/http.md ("Limits") says exactly what
+    /// each of them stops and what none does.
     ///
     /// # Panics
     ///
@@ -207,7 +196,8 @@ impl<L: Listener, S> Serve<L, S> {
     /// How long a client may take to send a request head: from its connect to the bytes that
     /// tell HTTP/1 from HTTP/2, then, on HTTP/1, for each request head (hyper's
     /// `header_read_timeout`, which also closes a keep-alive connection left idle that long).
-    /// A client that is too slow has its connection closed. [`DEFAULT_HEADER_READ_TIMEOUT`]
+    /// A client that is too slow has its connection closed.
+    /// [`DEFAULT_HEADER_READ_TIMEOUT`](super::DEFAULT_HEADER_READ_TIMEOUT)
     /// (30 s) by default; `None` turns it off. An HTTP/2 connection past its preface is not
     /// timed out: [`max_connections`](Serve::max_connections) bounds their number.
     ///
@@ -237,13 +227,68 @@ impl<L: Listener, S> Serve<L, S> {
         self
     }
 
+    /// How long a connection may wait on its peer with no byte moved before it is closed:
+    /// [`DEFAULT_STALL_TIMEOUT`](super::DEFAULT_STALL_TIMEOUT) (60 s, nginx's
+    /// `client_body_timeout` and `send_timeout`) by default; `None` turns it off. A connection
+    /// waits on its peer when
+    /// - a write waits: the peer takes no more of the response (its socket is full), on
+    ///   HTTP/1 or HTTP/2;
+    /// - on HTTP/1, a read waits while a request is in flight: the handler asked for body
+    ///   bytes the client does not send.
+    ///
+    /// The wait is timed from its start, and starts over at each byte the waiting side moves.
+    /// Not timed: a handler that takes long to answer (it waits on itself, not on the peer);
+    /// an idle keep-alive connection (the [header-read timeout](Serve::header_read_timeout)'s);
+    /// on HTTP/2, a request body that stops coming (its connection reads for all its streams
+    /// at once, all the time, so a read says nothing of one request) and a response its peer's
+    /// flow-control window holds back (no write waits); and a client that moves a byte within
+    /// every timeout, however slowly (bound that outside the serve, with a deadline on the
+    /// whole request or a proxy that buffers bodies: docs/http.md, "Limits").
+    ///
+    /// # Panics
+    ///
+    /// If the timeout is zero: every connection would be closed at its first wait. Any
+    /// duration above zero, or `None`, is accepted.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    ///
+    /// # async fn run(app: App) -> std::io::Result<()> {
+    /// let listener = crew::net::TcpListener::bind("127.0.0.1:3000")?;
+    /// crew::http::serve(listener, app).stall_timeout(Duration::from_secs(20)).await
+    /// # }
+    /// # type App = tower::util::ServiceFn<fn(hyper::Request<hyper::body::Incoming>) -> std::future::Ready<Result<hyper::Response<String>, std::convert::Infallible>>>;
+    /// ```
+    pub fn stall_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Serve<L, S> {
+        let timeout = timeout.into();
+        assert!(
+            timeout != Some(Duration::ZERO),
+            "stall_timeout({timeout:?}): a zero timeout closes every connection at its first wait on its peer (expected a duration above zero, or None to turn it off)"
+        );
+        self.config.stall_timeout = timeout;
+        self
+    }
+
     /// This server, to shut down gracefully once `signal` completes: it then stops accepting
-    /// at once (the listener is closed, so new connects are refused), closes idle connections,
-    /// lets the requests in flight finish (HTTP/1 closes each connection after its response,
-    /// HTTP/2 sends GOAWAY and finishes the streams it has), and resolves once every
-    /// connection has ended. To bound that wait, wrap the future in
-    /// [`crew::time::timeout`](crate::time::timeout): when it fires, the serve future is
-    /// dropped, and every connection with it.
+    /// at once (the signal is polled before every accept, so not one connection is accepted
+    /// after it has completed, however many are queued; the listener is closed, so new
+    /// connects are refused), closes idle connections, lets the requests in flight finish
+    /// (HTTP/1 closes each connection after its response, HTTP/2 sends GOAWAY and finishes
+    /// the streams it has), and resolves once every connection has ended.
+    ///
+    /// A connection with no request in flight is closed 1 s after its GOAWAY (HTTP/1: after
+    /// it was told to wind down; or after its last response is on the socket, if that is
+    /// later) whatever its peer does, as Go's HTTP/2 server does: h2 waits for the peer's answer to the PING it sends with its
+    /// GOAWAY, and a peer that never answers would hold the shutdown forever. In flight means,
+    /// on HTTP/1, from the service's call until the response is on the socket; on HTTP/2, a
+    /// stream from the client's HEADERS until the server's END_STREAM (or a reset) is on the
+    /// socket, so a response that its peer's flow-control window holds back is not cut. A
+    /// request in flight is waited for as long as its handler takes and its peer keeps moving
+    /// bytes ([`stall_timeout`](Serve::stall_timeout)); to bound the whole wait, wrap the
+    /// future in [`crew::time::timeout`](crate::time::timeout): when it fires, the serve
+    /// future is dropped, and every connection with it.
     ///
     /// # Examples
     ///
@@ -323,104 +368,11 @@ where
 {
     let group = Arc::new(TaskGroup::named(GROUP_NAME));
     let gate = Gate::new(config.max_connections);
-    let accepting = accept_loop(listener, service, config, &group, &gate);
-    // The loop, and the listener in it, are dropped at the end of this statement.
-    let stopped = futures_lite::future::or(accepting, async {
-        signal.await;
-        Ok(())
-    })
-    .await;
+    // The loop, and the listener in it, are gone once it returns.
+    let stopped = accept_until(listener, service, config, &group, &gate, signal).await;
     gate.shut_down();
     group.wait().await;
     stopped
-}
-
-/// Accepts connections and spawns a task for each into `group`, until the listener breaks.
-async fn accept_loop<L, S, B>(
-    listener: L,
-    service: S,
-    config: Config,
-    group: &Arc<TaskGroup>,
-    gate: &Arc<Gate>,
-) -> io::Result<()>
-where
-    L: Listener,
-    S: tower_service::Service<http::Request<Incoming>, Response = http::Response<B>> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    S::Error: Into<BoxError>,
-    B: http_body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
-{
-    let builder = Arc::new(connection::builder(group, config.header_read_timeout));
-    let mut backoff = Backoff::default();
-    loop {
-        let permit = gate.admit().await;
-        let (io, peer) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(error) if is_fatal(&error) => {
-                tracing::error!(%error, "crew::http: the listener broke; shutting down");
-                return Err(error);
-            }
-            Err(error) => {
-                drop(permit);
-                backoff.failed(&error).await;
-                continue;
-            }
-        };
-        backoff.recovered();
-        L::prepare(&io, config.tcp_nodelay);
-        let connection = Connection {
-            builder: builder.clone(),
-            service: service.clone(),
-            peer,
-            header_read_timeout: config.header_read_timeout,
-            permit,
-        };
-        crate::task::Builder::new().name(CONNECTION_TASK).spawn_in_group(group, connection.serve(io));
-    }
-}
-
-/// The first wait after an accept error.
-const FIRST_BACKOFF: Duration = Duration::from_millis(10);
-
-/// The longest wait between accept errors (axum's one wait after an `EMFILE`).
-const MAX_BACKOFF: Duration = Duration::from_secs(1);
-
-/// The accept loop's waits after errors: [`FIRST_BACKOFF`], doubling up to [`MAX_BACKOFF`],
-/// back to the first after an accept.
-#[derive(Debug, Default)]
-struct Backoff {
-    /// Accept errors since the last accept.
-    failures: u64,
-}
-
-impl Backoff {
-    /// The wait after the `failures`-th error of a run (counted from 0).
-    fn delay(failures: u64) -> Duration {
-        let doublings = failures.min(u64::from(u32::BITS)) as u32;
-        FIRST_BACKOFF.saturating_mul(1u32.checked_shl(doublings).unwrap_or(u32::MAX)).min(MAX_BACKOFF)
-    }
-
-    /// Reports `error` (`warn` for the first of a run, `debug` after) and waits.
-    async fn failed(&mut self, error: &io::Error) {
-        let delay = Backoff::delay(self.failures);
-        if self.failures == 0 {
-            tracing::warn!(%error, "crew::http: accept failed; retrying, backing off up to 1 s while it fails");
-        } else {
-            tracing::debug!(%error, failures = self.failures + 1, "crew::http: accept failed again");
-        }
-        self.failures += 1;
-        crate::time::sleep(delay).await;
-    }
-
-    /// An accept succeeded: a run of errors, if any, has ended.
-    fn recovered(&mut self) {
-        if self.failures > 0 {
-            tracing::info!(failures = self.failures, "crew::http: accepting again");
-            self.failures = 0;
-        }
-    }
 }
 
 impl<L: fmt::Debug, S> fmt::Debug for Serve<L, S> {
@@ -438,25 +390,5 @@ impl<L: fmt::Debug, S, F> fmt::Debug for WithGracefulShutdown<L, S, F> {
 impl fmt::Debug for ServeFuture {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ServeFuture")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_backoff_doubles_from_10_ms_up_to_1_s() {
-        let delays: Vec<u128> = (0..10).map(|n| Backoff::delay(n).as_millis()).collect();
-        assert_eq!(delays, [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000]);
-        assert_eq!(Backoff::delay(u64::MAX), MAX_BACKOFF);
-    }
-
-    #[test]
-    fn the_defaults_are_nodelay_the_documented_limit_and_hypers_timeout() {
-        let config = Config::default();
-        assert!(config.tcp_nodelay);
-        assert_eq!(config.max_connections, DEFAULT_MAX_CONNECTIONS);
-        assert_eq!(config.header_read_timeout, Some(DEFAULT_HEADER_READ_TIMEOUT));
     }
 }
