@@ -7,7 +7,7 @@
 //!   once the signal has completed, no connection is accepted, whatever is queued in the
 //!   backlog.
 //! - At most [`ACCEPT_BATCH`] accepts happen in one poll of the loop: after that many, it yields
-//!   ([`crate::yield_now`]) so that the tasks queued on its worker run before it accepts again.
+//!   ([`crate::yield_now()`]) so that the tasks queued on its worker run before it accepts again.
 //!   The count starts over at each poll (a wait that returns `Pending` ends the poll).
 //! - The loop owns the listener: when it returns, the listener is closed.
 //! - An accept error never ends the loop, except one that says the listener itself is broken

@@ -74,7 +74,7 @@ pub(crate) mod sealed {
         fn poll_close(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
     }
 
-    /// crew's stream sockets ([`TcpStream`], [`UnixStream`](crate::net::UnixStream)), through
+    /// crew's stream sockets ([`TcpStream`], [`UnixStream`]), through
     /// their `&Stream` impls.
     impl<T> SharedSocket for Stream<T>
     where
