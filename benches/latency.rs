@@ -5,8 +5,8 @@
 //! Three executors, each with W worker threads (env `CREW_BENCH_WORKERS`, default 4, the setting
 //! of the issue that asked for this file; the criterion benches default to 2):
 //!
-//! - `crew`: a private `crew::Pool::builder().workers(W)` (driving async-io's reactor while it
-//!   parks; with `CREW_BENCH_NO_REACTOR` set it parks plainly, as in the criterion benches), with
+//! - `crew`: a private `crew::Pool::builder().workers(W)` (turning crew's own driver while it
+//!   parks), with
 //!   `crew::time::sleep_until`, `crew::net` sockets and `crew::yield_now`.
 //! - `tokio`: `Builder::new_multi_thread().worker_threads(W).enable_all()`, with
 //!   `tokio::time::sleep_until`, `tokio::net` sockets and `tokio::task::yield_now`.
@@ -123,8 +123,7 @@ impl Runtime for Crew {
     const NAME: &'static str = "crew";
 
     fn start(workers: usize) -> Crew {
-        let drive = std::env::var_os("CREW_BENCH_NO_REACTOR").is_none();
-        Crew(crew::Pool::builder().workers(workers).drive_reactor(drive).build().expect("crew pool"))
+        Crew(crew::Pool::builder().workers(workers).build().expect("crew pool"))
     }
 
     fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
@@ -140,7 +139,7 @@ impl Runtime for Crew {
     }
 
     async fn echo(listener: TcpListener) -> io::Result<()> {
-        let listener = crew::net::TcpListener::from(Async::new(listener)?);
+        let listener = crew::net::TcpListener::from_std(listener)?;
         let (mut stream, _) = listener.accept().await?;
         stream.get_ref().set_nodelay(true)?;
         echo_loop!(stream)

@@ -16,8 +16,9 @@ use std::pin::{pin, Pin};
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake, Waker};
 
+use crate::driver::{DrivingParker as Parker, DrivingUnparker as Unparker};
 use crate::identity::Trace;
-use crate::sync::{thread_local, Parker, Unparker};
+use crate::sync::thread_local;
 
 /// Runs `future` to completion on the current thread, parking the thread while it waits.
 ///

@@ -48,11 +48,10 @@
 //!
 //! # Timers, sockets and blocking work
 //!
-//! crew is a complete runtime for services, built on the smol project's crates rather than
-//! home-made parts: [`time`] (sleep, timeout, interval) and [`net`] (TCP, UDP, Unix sockets)
-//! use async-io's reactor, which idle workers drive while they park
-//! ([`Builder::drive_reactor`]), and [`spawn_blocking`] runs blocking closures on a separate,
-//! bounded pool that shrinks when idle.
+//! crew is a complete runtime for services: [`time`] (sleep, timeout, interval), [`net`] (TCP,
+//! UDP, Unix sockets) and [`io::AsyncFd`] wait on crew's own I/O driver (on mio), which idle
+//! workers turn while they park, with no thread of its own; [`spawn_blocking`] runs blocking
+//! closures on a separate, bounded pool that shrinks when idle.
 //!
 //! ```
 //! use std::time::Duration;
@@ -154,6 +153,7 @@ mod block_in_place;
 mod block_on;
 mod clock;
 pub mod config;
+mod driver;
 mod dump;
 mod escape;
 mod global;
@@ -181,7 +181,7 @@ pub mod task;
 mod tokio_context;
 mod yield_now;
 
-// The I/O layer, left out of loom builds: async-io, futures-lite and concurrent-queue do not
+// The I/O layer, left out of loom builds: mio, futures-lite and concurrent-queue do not
 // build under `--cfg loom` (`sync/mod.rs`).
 outside_loom! {
     mod blocking;
@@ -189,24 +189,7 @@ outside_loom! {
     pub mod time;
     pub use blocking::{spawn_blocking, spawn_blocking_with};
 
-    /// Async I/O traits and helpers for [`net`]'s sockets: futures-lite's `io` module
-    /// (`AsyncReadExt`, `AsyncWriteExt`, `AsyncBufReadExt`, `BufReader`, `copy`, ...), re-exported.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use crew::io::{AsyncReadExt, AsyncWriteExt};
-    ///
-    /// let (mut a, mut b) = crew::net::UnixStream::pair().unwrap();
-    /// crew::block_on(async {
-    ///     a.write_all(b"ok").await.unwrap();
-    ///     let mut got = String::new();
-    ///     drop(a);
-    ///     b.read_to_string(&mut got).await.unwrap();
-    ///     assert_eq!(got, "ok");
-    /// });
-    /// ```
-    pub use futures_lite::io;
+    pub mod io;
 }
 
 /// Internals exposed to `loom-tests/` only: built under `--cfg loom`, never in normal builds.

@@ -1,16 +1,15 @@
 //! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`timeout_at`] and [`interval`], on
-//! async-io's reactor, or on a paused pool's virtual clock; [`now`], and [`advance`] for a
-//! paused clock.
+//! crew's I/O driver, or on a paused pool's virtual clock; [`now`], and [`advance`] for a paused
+//! clock.
 //!
 //! Invariants:
-//! - No thread per timer: every timer is an entry in async-io's timer map, fired by whichever
-//!   thread runs the reactor (a parked crew worker, see [`Builder::drive_reactor`], or async-io's
-//!   fallback thread). A timer dropped before it fires is taken out of the map: async-io queues
-//!   the removal, and the reactor applies it (dropping its clone of the waker) the next time it
-//!   runs; a dropped timer never wakes its task.
+//! - No thread per timer: every timer is an entry of the driver's wheel (`driver/timer/`), filed
+//!   at its first poll and fired by whichever thread turns the driver (a parked crew worker, a
+//!   thread in `block_on`, a busy worker at its tick, a pool's monitor). A timer dropped before
+//!   it fires is taken out of the wheel at once, with its waker: it never wakes its task.
 //! - **A paused pool's timers** ([`Builder::start_paused`]): a timer made on a thread that works
 //!   for or blocks in a paused pool (its tasks, its `block_on`) reads that pool's clock, bound
-//!   when the timer is made, and never enters async-io's map: it is an entry of the clock's own
+//!   when the timer is made, and never enters the driver's wheel: it is an entry of the clock's own
 //!   (`clock.rs`), fired when the clock reaches its deadline, in deadline order and, at one
 //!   instant, in the order the timers were made. Everywhere else, timers and [`now`] read the
 //!   real clock.
@@ -21,7 +20,6 @@
 //!   after that it panics with a message (like any finished `async` block). [`Sleep`] stays
 //!   ready when polled again; [`Interval::tick`] moves on.
 //!
-//! [`Builder::drive_reactor`]: crate::Builder::drive_reactor
 //! [`Builder::start_paused`]: crate::Builder::start_paused
 
 use std::error::Error;
@@ -31,7 +29,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use async_io::Timer;
+use crate::driver::Timer;
 use pin_project_lite::pin_project;
 
 use crate::clock::ClockRef;
@@ -141,7 +139,8 @@ impl Future for Advance {
 
 /// Waits until `duration` has passed.
 ///
-/// Works on any executor (async-io's reactor fires it); on crew it costs no thread. Made in a
+/// Works on any executor (crew's driver fires it, turned by whichever thread waits in it); it
+/// costs no thread. Made in a
 /// paused pool's task or `block_on`, it waits on that pool's clock (see the module docs).
 ///
 /// # Examples
@@ -200,7 +199,7 @@ pub struct Sleep {
     fired: bool,
 }
 
-/// Where a [`Sleep`]'s timer is: async-io's map, or a paused pool's clock.
+/// Where a [`Sleep`]'s timer is: the driver's wheel, or a paused pool's clock.
 #[derive(Debug)]
 enum SleepTimer {
     Real(Timer),
@@ -272,10 +271,7 @@ impl Sleep {
     /// Makes this sleep complete at `deadline`, or never.
     fn set(&mut self, deadline: Option<Instant>) {
         match &mut self.timer {
-            SleepTimer::Real(timer) => match deadline {
-                Some(deadline) => timer.set_at(deadline),
-                None => *timer = Timer::never(),
-            },
+            SleepTimer::Real(timer) => timer.set(deadline),
             // Out of the clock's map at once: the clock never jumps to a deadline nobody waits for.
             SleepTimer::Paused(timer) => timer.clock.cancel_timer(timer.number, &mut timer.filed),
         }
@@ -293,7 +289,7 @@ impl Future for Sleep {
         }
         let this = &mut *self;
         let fired = match &mut this.timer {
-            SleepTimer::Real(timer) => Pin::new(timer).poll(cx).is_ready(),
+            SleepTimer::Real(timer) => timer.poll(cx).is_ready(),
             SleepTimer::Paused(timer) => match this.deadline {
                 Some(deadline) => timer.clock.poll_timer(deadline, timer.number, &mut timer.filed, cx),
                 None => false,

@@ -148,8 +148,8 @@ fn child_global_pool_size() {
     expected.sort();
     assert_eq!(names, expected);
     // And no more: the process has exactly that many worker threads. Waited for, not read once:
-    // a thread that a worker spawns (async-io's driver thread, started by the first worker to
-    // touch the reactor) carries its creator's name until it sets its own, which under
+    // a thread that a worker spawns (a blocking-pool thread, say) carries its creator's name
+    // until it sets its own, which under
     // ThreadSanitizer took long enough to be listed as a second `crew-worker-1`. A real extra
     // worker never goes away and still fails the test, after the hang timeout.
     wait_until("exactly the global workers to be listed", || threads_named("crew-worker-") == expected);

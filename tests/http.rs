@@ -562,7 +562,7 @@ async fn a_socket_that_never_listened_ends_serve_with_invalid_input() {
     within_limit(async {
         let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
         socket.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into()).unwrap();
-        let listener = TcpListener::from(crew::net::Async::new(std::net::TcpListener::from(socket)).unwrap());
+        let listener = TcpListener::from_std(std::net::TcpListener::from(socket)).unwrap();
         let (app, _control) = app();
         let error = crew::http::serve(listener, app.service()).await.unwrap_err();
         assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput, "{error}");

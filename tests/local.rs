@@ -632,10 +632,10 @@ fn a_busy_local_task_does_not_starve_ordinary_tasks_nor_the_reverse() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore = "a timer starts async-io's reactor, whose timerfd_create miri does not implement")]
+#[cfg_attr(miri, ignore = "a timer makes crew's driver, whose epoll waits too long interpreted")]
 fn a_local_task_yielding_forever_alone_lets_timers_fire_and_outside_spawns_run() {
     // A 1-worker pool whose only local task yields forever (so the worker never parks) still
-    // turns the reactor (a timer fires) and takes tasks spawned from outside (the injector),
+    // turns the driver (a timer fires) and takes tasks spawned from outside (the injector),
     // and runs the yielder again after each yield.
     common::with_timeout(local_yielder_alone_lets_timers_fire_and_outside_spawns_run);
 }

@@ -1,13 +1,13 @@
 //! Sockets on the global pool: `examples/echo_server.rs`'s `serve` (compiled in here, started on
 //! port 0) under 100 concurrent clients, a peer that resets mid-write and a peer that never
-//! sends; and a UDP round trip. `tests/net_fallback_reactor.rs` checks sockets with
-//! `drive_reactor(false)`.
+//! sends; a UDP round trip; and async-io's own socket types, which crates written for smol hand
+//! over, on crew tasks. `tests/net_workers_drive.rs` checks sockets on a pool whose workers alone
+//! turn crew's driver.
 //!
 //! Every wait is bounded by [`HANG`], only to turn a hang into a failure: nothing here asserts
 //! on how long anything takes.
 
-// Not under miri: every socket registers with async-io's reactor, whose `Poller::new` calls
-// `timerfd_create`, which miri does not implement (the interpreter aborts the whole binary).
+// Not under miri: TCP sockets, which miri's isolation does not offer.
 #![cfg(not(miri))]
 
 mod common;
@@ -189,7 +189,8 @@ fn udp_datagrams_make_the_round_trip() {
 
 #[test]
 fn async_ios_own_socket_types_work_on_crew_unwrapped() {
-    // What a crate written for async-io or smol hands over: bare `Async` sockets, no crew types.
+    // What a crate written for async-io or smol hands over: bare `Async` sockets, no crew types,
+    // on async-io's own reactor and thread beside crew's driver.
     use async_io::Async;
     const CLIENTS: u64 = 8;
     let listener = Async::<std::net::TcpListener>::bind(([127, 0, 0, 1], 0)).unwrap();

@@ -6,17 +6,18 @@
 //! `Counted` wrapper below), so each test asserts how many reads reached the socket. Every wait is
 //! bounded by `common::HANG_TIMEOUT`, only to turn a hang into a failure.
 
-// Not under miri: every socket registers with async-io's reactor, whose `Poller::new` calls
-// `timerfd_create`, which miri does not implement (the interpreter aborts the whole binary).
+// Not under miri: every socket registers with crew's driver, whose epoll miri does not
+// implement.
 #![cfg(all(unix, not(miri)))]
 
-use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::io::{self, IoSlice, IoSliceMut, Read, Write};
+use std::net::Shutdown;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use crew::io::{AsyncReadExt, AsyncWriteExt};
-use crew::net::{Async, Stream};
+use crew::net::{Stream, StreamSocket};
 use futures_lite::future::poll_once;
 
 mod common;
@@ -35,20 +36,39 @@ impl AsFd for Counted {
     }
 }
 
-impl Read for &Counted {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.reads.fetch_add(1, SeqCst);
-        (&self.socket).read(buf)
+impl AsRawFd for Counted {
+    fn as_raw_fd(&self) -> RawFd {
+        self.socket.as_raw_fd()
     }
 }
 
-impl Write for &Counted {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        (&self.socket).write(buf)
+/// std's Unix stream's calls, each read counted.
+impl StreamSocket for Counted {
+    fn shutdown_socket(&self, how: Shutdown) -> io::Result<()> {
+        self.socket.shutdown_socket(how)
     }
-
-    fn flush(&mut self) -> io::Result<()> {
-        (&self.socket).flush()
+    fn peek_socket(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.socket.peek_socket(buf)
+    }
+    fn read_socket(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.reads.fetch_add(1, SeqCst);
+        self.socket.read_socket(buf)
+    }
+    fn read_socket_vectored(&self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
+        self.reads.fetch_add(1, SeqCst);
+        self.socket.read_socket_vectored(bufs)
+    }
+    fn write_socket(&self, buf: &[u8]) -> io::Result<usize> {
+        self.socket.write_socket(buf)
+    }
+    fn write_socket_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        self.socket.write_socket_vectored(bufs)
+    }
+    fn take_error_socket(&self) -> io::Result<Option<io::Error>> {
+        self.socket.take_error_socket()
+    }
+    fn is_connected(&self) -> io::Result<bool> {
+        self.socket.is_connected()
     }
 }
 
@@ -56,7 +76,7 @@ impl Write for &Counted {
 fn pair() -> (UnixStream, Stream<Counted>) {
     let (peer, ours) = UnixStream::pair().unwrap();
     let counted = Counted { socket: ours, reads: AtomicUsize::new(0) };
-    (peer, Stream::from(Async::new(counted).unwrap()))
+    (peer, Stream::from_std(counted).unwrap())
 }
 
 fn reads(stream: &Stream<Counted>) -> usize {

@@ -1,15 +1,14 @@
 //! `crew::time`: sleeps complete no earlier than their deadline, 100,000 concurrent sleeps cost no
 //! thread each, `timeout` gives `Ok`/`Err(Elapsed)` and drops the timed-out future, a dropped
 //! timer releases its waker and never wakes, `interval` keeps its schedule (burst catch-up), and
-//! timers fire on pools with and without `drive_reactor`.
+//! timers fire on a pool whose workers alone turn crew's driver.
 //!
 //! The only timing assertions are "no earlier than the deadline" (a correctness property); every
 //! wait is otherwise bounded only by the hang timeout of `tests/common`.
 
-// Not under miri: a timer that has to wait registers with async-io's reactor, whose
-// `Poller::new` calls `timerfd_create`, which miri does not implement; the interpreter aborts,
-// ending the whole binary (tried with nightly miri 2026-05-19). The few tests that never
-// register a timer are not worth that fragility.
+// Not under miri: a timer that has to wait makes crew's driver (epoll), whose real-time waits an
+// interpreter stretches past any bound worth setting; the few tests that never register a timer
+// are not worth that fragility.
 #![cfg(not(miri))]
 
 mod common;
@@ -138,8 +137,8 @@ fn a_hundred_thousand_concurrent_sleeps_complete_without_a_thread_each() {
         let pool = crew::Pool::builder().workers(WORKERS).thread_name("sleepy").takeover(false).build().unwrap();
         // Everything this test binary may run at once besides the sleeps: the main thread, a
         // harness thread and a `with_timeout` body per concurrently running test, the global
-        // pool's workers, this pool's workers, the 1-worker pool of another test, async-io's
-        // fallback thread, the test watchdog, and slack for other tests' short-lived pools. A
+        // pool's workers, this pool's workers, the 1-worker pool of another test, the test
+        // watchdog, and slack for other tests' short-lived pools. A
         // thread per timer (or per thousand timers) would exceed it by far.
         let test_threads = test_threads();
         let global_workers =
@@ -414,32 +413,35 @@ fn interval_with_a_zero_period_panics_naming_the_value() {
 }
 
 #[test]
-fn timers_fire_on_a_private_pool_without_drive_reactor() {
+fn timers_fire_on_a_private_pool_whose_workers_alone_turn_the_driver() {
     with_timeout(|| {
-        for drive in [false, true] {
-            let pool = crew::Pool::builder().workers(1).drive_reactor(drive).build().unwrap();
-            let (slept, ticks, timed_out) = crew::block_on(pool.spawn(async {
-                let start = Instant::now();
-                sleep(Duration::from_millis(5)).await;
-                let slept = start.elapsed();
-                let mut every = interval(Duration::from_millis(2));
-                let mut ticks = Vec::new();
-                for _ in 0..3 {
-                    ticks.push(every.tick().await);
-                }
-                let timed_out = timeout(Duration::from_millis(3), std::future::pending::<()>()).await;
-                (slept, ticks, timed_out)
-            }));
-            assert!(slept >= Duration::from_millis(5), "drive_reactor({drive}): slept only {slept:?}");
-            assert_eq!(ticks[1] - ticks[0], Duration::from_millis(2));
-            assert_eq!(ticks[2] - ticks[1], Duration::from_millis(2));
-            assert!(timed_out.is_err());
-            // Many timers across the one worker at once.
-            let handles: Vec<_> = (0..100).map(|i| pool.spawn(sleep(millis_for(i)))).collect();
-            for handle in handles {
-                crew::block_on(handle);
+        let pool = crew::Pool::builder().workers(1).build().unwrap();
+        // This thread waits on a std channel, not in `block_on`: the pool's worker is the only
+        // thread that turns crew's driver.
+        let (done, results) = std::sync::mpsc::channel();
+        pool.spawn(async move {
+            let start = Instant::now();
+            sleep(Duration::from_millis(5)).await;
+            let slept = start.elapsed();
+            let mut every = interval(Duration::from_millis(2));
+            let mut ticks = Vec::new();
+            for _ in 0..3 {
+                ticks.push(every.tick().await);
             }
-        }
+            let timed_out = timeout(Duration::from_millis(3), std::future::pending::<()>()).await;
+            // Many timers across the one worker at once.
+            let handles: Vec<_> = (0..100).map(|i| crew::spawn(sleep(millis_for(i)))).collect();
+            for handle in handles {
+                handle.await;
+            }
+            done.send((slept, ticks, timed_out)).unwrap();
+        })
+        .detach();
+        let (slept, ticks, timed_out) = results.recv().unwrap();
+        assert!(slept >= Duration::from_millis(5), "slept only {slept:?}");
+        assert_eq!(ticks[1] - ticks[0], Duration::from_millis(2));
+        assert_eq!(ticks[2] - ticks[1], Duration::from_millis(2));
+        assert!(timed_out.is_err());
     });
 }
 

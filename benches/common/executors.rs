@@ -4,9 +4,7 @@
 //! which runs a job on one of them ([`EXECUTORS`]) with only that executor's threads alive. The
 //! executor set-up is described in `benches/spawn.rs`'s module docs.
 //!
-//! crew's pool drives async-io's reactor while it parks (the default); with
-//! `CREW_BENCH_NO_REACTOR` set (to anything) it parks plainly instead
-//! (`Builder::drive_reactor(false)`), to measure what the reactor costs these workloads; with
+//! crew's pool turns its own I/O driver while it parks (as every crew pool does); with
 //! `CREW_BENCH_TASK_DUMP` set (to anything) it keeps task records (`Builder::task_dump(true)`),
 //! to measure what the task dump costs; with `CREW_BENCH_SPIN_NS=<n>` its workers spin `n`
 //! nanoseconds before they park (`Builder::spin_before_park`; if unset 20 µs, or none with
@@ -58,10 +56,8 @@ pub struct Crew(pub Arc<crew::Pool>);
 pub struct CrewOwner(Arc<crew::Pool>);
 
 pub fn start_crew(workers: usize) -> (CrewOwner, Crew) {
-    // Any value of CREW_BENCH_NO_REACTOR turns the reactor off (see the module docs).
-    let drive = std::env::var_os("CREW_BENCH_NO_REACTOR").is_none();
     let dump = std::env::var_os("CREW_BENCH_TASK_DUMP").is_some();
-    let mut builder = crew::Pool::builder().workers(workers).drive_reactor(drive).task_dump(dump);
+    let mut builder = crew::Pool::builder().workers(workers).task_dump(dump);
     // CREW_BENCH_SPIN_NS=<n>: the spin before parking, in nanoseconds (see the module docs).
     if let Ok(nanos) = std::env::var("CREW_BENCH_SPIN_NS") {
         let nanos = nanos.parse().unwrap_or_else(|_| panic!("CREW_BENCH_SPIN_NS={nanos:?}: expected nanoseconds"));

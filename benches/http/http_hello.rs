@@ -3,12 +3,10 @@
 //!
 //! ```sh
 //! cargo run --release --example http_hello                          # http://127.0.0.1:8080/
-//! cargo run --release --example http_hello -- 127.0.0.1:9000 --workers 2 --no-drive-reactor
+//! cargo run --release --example http_hello -- 127.0.0.1:9000 --workers 2
 //! ```
 //!
-//! `--workers N` sizes the global pool (else `CREW_WORKERS`, else one per CPU);
-//! `--no-drive-reactor` leaves async-io's reactor to its own `async-io` thread instead of
-//! parked workers (`crew::Builder::drive_reactor`).
+//! `--workers N` sizes the global pool (else `CREW_WORKERS`, else one per CPU).
 //!
 //! Why a hand-written parser: the point of this server is to compare executors, so all servers
 //! share one parser (`shared/proto.rs`) and differ only in their socket loop, on
@@ -29,17 +27,16 @@ mod proto;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = cli::Args::parse()?;
-    let mut builder = crew::Builder::new().drive_reactor(args.drive_reactor);
+    let mut builder = crew::Builder::new();
     if let Some(workers) = args.workers {
         builder = builder.workers(workers);
     }
     builder.build_global()?;
     let listener = TcpListener::bind(args.addr)?;
     println!(
-        "crew http_hello listening on http://{}/ (workers: {}, drive_reactor: {})",
+        "crew http_hello listening on http://{}/ (workers: {})",
         listener.get_ref().local_addr()?,
         args.workers.map_or_else(|| "default".to_owned(), |n| n.to_string()),
-        args.drive_reactor,
     );
     // The accept loop runs on a worker, like every connection (not on this thread).
     Ok(crew::block_on(crew::spawn(accept(listener)))?)

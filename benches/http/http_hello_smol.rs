@@ -25,9 +25,6 @@ static EXECUTOR: Executor<'static> = Executor::new();
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = cli::Args::parse()?;
-    if !args.drive_reactor {
-        return Err("--no-drive-reactor is crew's; smol-style threads always drive async-io's reactor".into());
-    }
     let workers = args.workers.unwrap_or_else(num_cpus::get).max(1);
     let listener = Async::<TcpListener>::bind(args.addr)?;
     println!(

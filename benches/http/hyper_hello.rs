@@ -7,8 +7,7 @@
 //! cargo run --release --features hyper --example hyper_hello -- 127.0.0.1:9000 --workers 2
 //! ```
 //!
-//! `--workers N` sizes the global pool (else `CREW_WORKERS`, else one per CPU);
-//! `--no-drive-reactor` leaves async-io's reactor to its own thread.
+//! `--workers N` sizes the global pool (else `CREW_WORKERS`, else one per CPU).
 
 use std::time::Duration;
 
@@ -23,17 +22,16 @@ mod hyper_hello;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = cli::Args::parse()?;
-    let mut builder = crew::Builder::new().drive_reactor(args.drive_reactor);
+    let mut builder = crew::Builder::new();
     if let Some(workers) = args.workers {
         builder = builder.workers(workers);
     }
     builder.build_global()?;
     let listener = TcpListener::bind(args.addr)?;
     println!(
-        "crew hyper_hello listening on http://{}/ (workers: {}, drive_reactor: {})",
+        "crew hyper_hello listening on http://{}/ (workers: {})",
         listener.get_ref().local_addr()?,
         args.workers.map_or_else(|| "default".to_owned(), |n| n.to_string()),
-        args.drive_reactor,
     );
     // The accept loop runs on a worker, like every connection (not on this thread).
     crew::block_on(crew::spawn(accept(listener)));

@@ -19,9 +19,6 @@ mod hyper_hello;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = cli::Args::parse()?;
-    if !args.drive_reactor {
-        return Err("--no-drive-reactor is crew's; tokio's workers always drive its reactor".into());
-    }
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if let Some(workers) = args.workers {
         builder.worker_threads(workers);

@@ -60,7 +60,7 @@ use syn::{Expr, ExprLit, ItemFn, Lit, MetaNameValue, Token};
 /// | `takeover` | `true`/`false` | `takeover(b)` |
 /// | `takeover_after_ms` | milliseconds | `takeover_after(Duration::from_millis(n))` |
 /// | `max_stuck_threads` | a whole number | `max_stuck_threads(n)` |
-/// | `drive_reactor` | `true`/`false` | `drive_reactor(b)` |
+/// | `drive_reactor` | `true`/`false` | none: accepted and ignored (deprecated; workers always turn crew's driver) |
 /// | `task_dump` | `true`/`false` | `task_dump(b)` |
 /// | `crate` | a path, as a string | where crew is, if re-exported under another name |
 ///
@@ -115,8 +115,8 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 ///   of its tasks drawn from `s`, the clock paused), not on the test's thread; the body and its
 ///   output must be `Send`. `seeds = n` runs it under seeds `0..n`, a fresh pool each, and stops
 ///   at the first that fails, naming the seed; `CREW_TEST_SEED=s` reruns seed `s` alone. With
-///   either, `workers` (but `1`), `takeover = true`, `takeover_after_ms`, `drive_reactor = true`
-///   and `start_paused = false` are compile errors.
+///   either, `workers` (but `1`), `takeover = true`, `takeover_after_ms` and `start_paused =
+///   false` are compile errors.
 ///
 /// ```
 /// #[crew::test(seeds = 20)]
@@ -319,7 +319,11 @@ fn parse_options(kind: Kind, args: TokenStream2) -> syn::Result<Options> {
                 options.not_with_seed.push((format!("takeover_after_ms = {ms}"), span));
                 options.builder.push(quote_spanned!(span=> .takeover_after(::core::time::Duration::from_millis(#ms))));
             }
-            "takeover" | "drive_reactor" | "task_dump" | "start_paused" => {
+            // A no-op since crew's own driver (workers always turn it): accepted, and nothing.
+            "drive_reactor" => {
+                boolean(kind, &name, value)?;
+            }
+            "takeover" | "task_dump" | "start_paused" => {
                 let on = boolean(kind, &name, value)?;
                 // What a seeded pool cannot take: takeover or reactor driving on, the clock not paused.
                 let refused_with_seed = match name.as_str() {

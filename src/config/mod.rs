@@ -55,7 +55,7 @@ const THREAD_NAME_EXPECTED: &str =
     "expected printable text: no control character (newline, NUL, escape), line separator, invisible format character, `\\` or `\"`";
 
 const SEED_EXPECTED: &str =
-    "a seeded pool runs on one worker, with no takeover, no reactor driving and its clock paused: leave the setting unset";
+    "a seeded pool runs on one worker, with no takeover and its clock paused: leave the setting unset";
 
 const GLOBAL_CLOCK_EXPECTED: &str =
     "the global pool keeps real time and its own order: build a private Pool with start_paused or seed";
@@ -81,7 +81,6 @@ pub struct Builder {
     workers: Option<usize>,
     thread_name: Option<String>,
     stack_size: Option<usize>,
-    drive_reactor: Option<bool>,
     takeover: Option<bool>,
     takeover_after: Option<Duration>,
     max_stuck_threads: Option<usize>,
@@ -101,7 +100,8 @@ pub(crate) struct Config {
     pub(crate) workers: usize,
     pub(crate) thread_name: String,
     pub(crate) stack_size: Option<usize>,
-    /// Whether worker loops run inside async-io's `block_on` (always false under loom).
+    /// Whether worker loops run as futures that turn crew's driver (`driver::run`): all but a
+    /// seeded pool's, and every loom build's.
     pub(crate) drive_reactor: bool,
     /// How long a worker may sit in one poll while tasks wait before it is taken over; `None`:
     /// never.
@@ -188,32 +188,20 @@ impl Builder {
         self
     }
 
-    /// Sets whether idle workers drive async-io's reactor (sockets and timers) while they park.
-    /// On by default (off under miri, which cannot run the reactor).
-    ///
-    /// With it on, a worker that runs out of work waits inside `async_io::block_on`, and
-    /// whichever parked worker holds the reactor waits in epoll: an I/O event or a timer wakes its
-    /// task right there, on a worker thread. With it off, workers park on a plain event-listener
-    /// and async-io's own fallback thread (`async-io`) drives the reactor, one thread hop away.
-    /// `BENCHMARKS.md` measures both under an HTTP load.
-    ///
-    /// With it on, a busy worker also lets the reactor turn without blocking, at a fairness tick
-    /// (every 61 ticks) at most once per 250 µs, so that events are handled while every worker
-    /// has work; when no parked thread holds the reactor, a turn is five syscalls (async-io's
-    /// zero-timeout wait). A pool that does no I/O and sets no timers saves them with it off; at
-    /// one turn per 250 µs, message passing on a 2-core VM measured no difference.
+    /// Does nothing: every pool's idle workers turn crew's own I/O driver as they park, and a
+    /// busy worker turns it without blocking at its fairness tick (`docs/timers-net-blocking.md`).
+    /// It chose between parking inside async-io's reactor and parking plainly, when crew's
+    /// sockets and timers were async-io's; there is no other way to park now.
     ///
     /// # Examples
     ///
     /// ```
-    /// use std::time::Duration;
-    ///
+    /// # #![allow(deprecated)]
     /// let pool = crew::Pool::builder().workers(1).drive_reactor(false).build().unwrap();
-    /// // Timers still fire: async-io's fallback thread drives the reactor instead.
-    /// crew::block_on(pool.spawn(crew::time::sleep(Duration::from_millis(1))));
+    /// crew::block_on(pool.spawn(crew::time::sleep(std::time::Duration::from_millis(1))));
     /// ```
-    pub fn drive_reactor(mut self, drive: bool) -> Builder {
-        self.drive_reactor = Some(drive);
+    #[deprecated(since = "0.2.0", note = "a no-op: idle workers always turn crew's own I/O driver")]
+    pub fn drive_reactor(self, _drive: bool) -> Builder {
         self
     }
 
@@ -414,12 +402,12 @@ impl Builder {
     /// touches no real socket, no blocking job and no thread of its own polls the same tasks in
     /// the same order in every run of the same seed, in any process
     /// ([`Pool::poll_trace`](crate::Pool::poll_trace) shows it). So that nothing else decides
-    /// the order, a seeded pool has no monitor (no takeover, no slow-poll reports) and does not
-    /// drive the reactor, and [`block_on`](crate::block_on()), [`Pool::block_on`](crate::Pool::block_on),
+    /// the order, a seeded pool has no monitor (no takeover, no slow-poll reports) and its worker
+    /// does not turn the I/O driver (the thread that waits for its tasks does), and [`block_on`](crate::block_on()), [`Pool::block_on`](crate::Pool::block_on),
     /// [`scope`](crate::scope()) and [`block_in_place`](crate::block_in_place()) inside its tasks
     /// panic with a message instead of handing the worker off. `build` refuses a seed with
     /// `workers(n)` for `n > 1`, `takeover(true)`, `takeover_after`, `on_slow_poll`,
-    /// `drive_reactor(true)` or `start_paused(false)`, naming both settings. Drive it with
+    /// or `start_paused(false)`, naming both settings. Drive it with
     /// [`Pool::spawn`](crate::Pool::spawn) and wait for the handle from outside (as
     /// `#[crew::test(seed = ..)]` does), not with `Pool::block_on`, whose future runs on the
     /// calling thread, outside the seeded order. See `docs/testing.md`.
@@ -488,10 +476,9 @@ impl Builder {
         // Process-wide, so checked for every pool, private ones too (`env.rs`).
         env::membarrier()?;
         if let Some(seed) = self.seed {
-            let conflict = match (self.workers, self.takeover, self.drive_reactor, self.start_paused) {
+            let conflict = match (self.workers, self.takeover, self.start_paused) {
                 (Some(n), ..) if n != 1 => Some(format!("Builder::workers({n})")),
-                (_, Some(true), ..) => Some("Builder::takeover(true)".to_owned()),
-                (_, _, Some(true), _) => Some("Builder::drive_reactor(true)".to_owned()),
+                (_, Some(true), _) => Some("Builder::takeover(true)".to_owned()),
                 (.., Some(false)) => Some("Builder::start_paused(false)".to_owned()),
                 _ => None,
             };
@@ -566,9 +553,9 @@ impl Builder {
             workers,
             thread_name,
             stack_size: self.stack_size,
-            // miri cannot run async-io's reactor (it has no `timerfd_create`), so under miri
-            // workers park plainly unless told otherwise; loom builds have no reactor at all.
-            drive_reactor: !cfg!(loom) && self.seed.is_none() && self.drive_reactor.unwrap_or(!cfg!(miri)),
+            // Loom builds have no driver loop; a seeded pool's one worker parks plainly (its I/O
+            // is turned by the thread that waits for it, `docs/testing.md`).
+            drive_reactor: !cfg!(loom) && self.seed.is_none(),
             monitor: !cfg!(loom) && self.seed.is_none() && (takeover_after.is_some() || self.on_slow_poll.is_some()),
             takeover_after,
             max_stuck_threads,

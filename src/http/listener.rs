@@ -11,13 +11,13 @@
 
 use std::fmt;
 use std::future::Future;
-use std::io::{self, IoSlice, Read, Write};
+use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures_lite::io::{AsyncRead, AsyncWrite};
 
-use crate::net::{Stream, TcpListener, TcpStream};
+use crate::net::{Stream, StreamSocket, TcpListener, TcpStream};
 #[cfg(unix)]
 use crate::net::{UnixListener, UnixStream};
 
@@ -76,11 +76,7 @@ pub(crate) mod sealed {
 
     /// crew's stream sockets ([`TcpStream`], [`UnixStream`]), through
     /// their `&Stream` impls.
-    impl<T> SharedSocket for Stream<T>
-    where
-        T: Send + Sync + 'static,
-        for<'a> &'a T: Read + Write,
-    {
+    impl<T: StreamSocket> SharedSocket for Stream<T> {
         fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
             AsyncRead::poll_read(Pin::new(&mut &*self), cx, buf)
         }

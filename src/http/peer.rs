@@ -11,7 +11,10 @@
 //!   `half_close` turns off. What it reads (at most [`PROBE_CHUNK`], as hyper's look read into
 //!   hyper's buffer) hyper's next reads get first ([`Watch::stash`]); the end of the stream
 //!   there closes the connection, as hyper's look does (an error on a busy connection): a
-//!   client that hangs up drops its handler.
+//!   client that hangs up drops its handler. The end is read again at the next look (a
+//!   socket at its end reads 0 each time) before it closes anything: a handler that asks for
+//!   the rest of its body meanwhile reads the end through hyper, which gives it the body's
+//!   error, whichever of the probe and hyper read first.
 //! - **A stall** is a wait of hyper's on the peer ([`Watch::round_ended`]) during which no byte
 //!   moved: a write that waits, on either protocol; a read that waits on HTTP/1 while a
 //!   request is in flight (the handler asked for body bytes the client does not send). Reads
@@ -40,11 +43,13 @@ pub(super) struct Peer<T> {
     /// The stall timeout; `None`: stalls are not timed.
     timeout: Option<Duration>,
     timer: Option<Sleep>,
+    /// The probe read the end of the stream once: hyper gets a round to read it itself first.
+    saw_end: bool,
 }
 
 impl<T: SharedSocket> Peer<T> {
     pub(super) fn new(io: Arc<T>, stall_timeout: Option<Duration>) -> Peer<T> {
-        Peer { io, timeout: stall_timeout, timer: None }
+        Peer { io, timeout: stall_timeout, timer: None, saw_end: false }
     }
 
     /// After a round that left the connection pending (`waits`, from
@@ -68,6 +73,13 @@ impl<T: SharedSocket> Peer<T> {
         }
         let mut chunk = [0; PROBE_CHUNK];
         match self.io.poll_read(cx, &mut chunk) {
+            // The first time, a round more: a handler that asks for the rest of its body then
+            // reads the end itself (hyper gives it the body's error); one that does not is
+            // dropped at the next look.
+            Poll::Ready(Ok(0)) if !std::mem::replace(&mut self.saw_end, true) => {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
             Poll::Ready(Ok(0)) => Poll::Ready(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "the client closed its connection while a request was in flight",

@@ -1,25 +1,22 @@
-//! Sockets on async-io's reactor: thin wrappers over async-io's [`Async`] for stream sockets
-//! and listeners, async-io's own type for UDP.
+//! Sockets on crew's own I/O driver (`src/driver/`): TCP, UDP and Unix domain sockets, with the
+//! methods tokio's users reach for.
 //!
-//! [`TcpStream`] and [`UnixStream`] are [`Stream<T>`]: `Async<T>` plus one hint, so that a read
-//! after a short read waits for readiness before trying the syscall (see [`Stream`]; it saves two
-//! failing reads per request/response exchange). [`TcpListener`] and [`UnixListener`] are
-//! [`Listener<L>`], whose `accept` yields them. Both dereference to the `Async` inside and convert
-//! to and from it (`into_inner`, `From`), so everything written for async-io or smol works on
-//! them. [`UdpSocket`] *is* `Async<std::net::UdpSocket>`. Read and write with the extension
-//! traits in [`crate::io`] (futures-lite's `AsyncReadExt`, `AsyncWriteExt`, ...).
+//! [`TcpStream`] and [`UnixStream`] are [`Stream<T>`]; [`TcpListener`] and [`UnixListener`] are
+//! [`Listener<L>`], whose `accept` yields them; [`UdpSocket`] and [`UnixDatagram`] are
+//! [`Datagram<T>`]. Read and write streams with [`crate::io`]'s extension traits (futures-io's
+//! `AsyncRead` and `AsyncWrite`, as futures-lite re-exports them), or with `try_read` and
+//! `try_write` after `readable` and `writable`; split a stream into owned halves with
+//! `into_split`. `from_std` registers a std socket, `into_std` gives it back.
 //!
 //! Invariants:
-//! - Readiness comes from async-io's reactor (epoll, kqueue, IOCP via `polling`), driven by a
-//!   parked crew worker when one is free (see [`Builder::drive_reactor`]) and by async-io's
-//!   fallback thread otherwise. An I/O wake schedules the task like any wake from outside the
-//!   pool; no thread is ever blocked on a socket.
-//! - Every socket is non-blocking from `bind`/`connect`/`Async::new` on; dropping it
-//!   deregisters it from the reactor and closes it.
-//! - A read returns `Pending` only after async-io's `poll_readable` has registered the task's
-//!   waker (the hint never loses a wakeup; see `stream`).
-//!
-//! [`Builder::drive_reactor`]: crate::Builder::drive_reactor
+//! - Readiness comes from crew's driver (epoll on Linux, kqueue on the BSDs and macOS), turned by
+//!   crew's own threads as they park: a parked worker, a thread in `block_on`, a busy worker at
+//!   its tick, a pool's monitor (`driver/poller.rs`). No thread is started for I/O, and an I/O
+//!   wake on a worker goes to that worker's own queues.
+//! - Every socket is non-blocking and registered once (edge-triggered) from the moment crew's
+//!   type holds it; dropping it deregisters it, then closes it.
+//! - A call returns `Pending` only after the driver stored the task's waker and looked at the
+//!   readiness again; a `WouldBlock` clears only the readiness it saw (`driver/scheduled_io.rs`).
 //!
 //! # Examples
 //!
@@ -47,13 +44,19 @@
 //! ```
 
 mod addr;
+mod datagram;
 mod listener;
+mod split;
 mod stream;
+mod tcp;
+#[cfg(unix)]
+mod unix;
 
 pub use addr::ToSocketAddrs;
-pub use async_io::Async;
-pub use listener::Listener;
-pub use stream::Stream;
+pub use datagram::{Datagram, DatagramSocket};
+pub use listener::{Incoming, Listener, ListenerSocket};
+pub use split::{OwnedReadHalf, OwnedWriteHalf};
+pub use stream::{Stream, StreamSocket};
 
 /// A TCP listener: [`Listener`]`<std::net::TcpListener>`. Make one with `TcpListener::bind(addr)`;
 /// `accept().await` yields `(TcpStream, SocketAddr)`; `incoming()` is a stream of streams.
@@ -62,7 +65,7 @@ pub use stream::Stream;
 ///
 /// ```
 /// let listener = crew::net::TcpListener::bind(([127, 0, 0, 1], 0)).unwrap();
-/// assert!(listener.get_ref().local_addr().unwrap().port() > 0);
+/// assert!(listener.local_addr().unwrap().port() > 0);
 /// ```
 pub type TcpListener = Listener<std::net::TcpListener>;
 
@@ -73,13 +76,13 @@ pub type TcpListener = Listener<std::net::TcpListener>;
 ///
 /// ```
 /// let listener = crew::net::TcpListener::bind(([127, 0, 0, 1], 0)).unwrap();
-/// let addr = listener.get_ref().local_addr().unwrap();
+/// let addr = listener.local_addr().unwrap();
 /// let stream = crew::block_on(crew::net::TcpStream::connect(addr)).unwrap();
-/// assert_eq!(stream.get_ref().peer_addr().unwrap(), addr);
+/// assert_eq!(stream.peer_addr().unwrap(), addr);
 /// ```
 pub type TcpStream = Stream<std::net::TcpStream>;
 
-/// A UDP socket: `Async<std::net::UdpSocket>`. Make one with `UdpSocket::bind(addr)`.
+/// A UDP socket: [`Datagram`]`<std::net::UdpSocket>`. Make one with `UdpSocket::bind(addr)`.
 ///
 /// # Examples
 ///
@@ -88,15 +91,15 @@ pub type TcpStream = Stream<std::net::TcpStream>;
 ///
 /// let a = UdpSocket::bind(([127, 0, 0, 1], 0)).unwrap();
 /// let b = UdpSocket::bind(([127, 0, 0, 1], 0)).unwrap();
-/// let to = b.get_ref().local_addr().unwrap();
+/// let to = b.local_addr().unwrap();
 /// crew::block_on(async {
 ///     a.send_to(b"ping", to).await.unwrap();
 ///     let mut buf = [0; 4];
 ///     let (n, from) = b.recv_from(&mut buf).await.unwrap();
-///     assert_eq!((&buf[..n], from), (&b"ping"[..], a.get_ref().local_addr().unwrap()));
+///     assert_eq!((&buf[..n], from), (&b"ping"[..], a.local_addr().unwrap()));
 /// });
 /// ```
-pub type UdpSocket = Async<std::net::UdpSocket>;
+pub type UdpSocket = Datagram<std::net::UdpSocket>;
 
 /// A Unix domain socket listener: [`Listener`]`<std::os::unix::net::UnixListener>`.
 ///
@@ -133,3 +136,18 @@ pub type UnixListener = Listener<std::os::unix::net::UnixListener>;
 /// ```
 #[cfg(unix)]
 pub type UnixStream = Stream<std::os::unix::net::UnixStream>;
+
+/// A Unix domain datagram socket: [`Datagram`]`<std::os::unix::net::UnixDatagram>`.
+///
+/// # Examples
+///
+/// ```
+/// let (a, b) = crew::net::UnixDatagram::pair().unwrap();
+/// crew::block_on(async {
+///     a.send(b"hi").await.unwrap();
+///     let mut buf = [0; 2];
+///     assert_eq!(b.recv(&mut buf).await.unwrap(), 2);
+/// });
+/// ```
+#[cfg(unix)]
+pub type UnixDatagram = Datagram<std::os::unix::net::UnixDatagram>;

@@ -166,3 +166,80 @@ impl PausedClock {
         }
     }
 }
+
+/// Makes this execution's I/O driver (`src/driver/loom_poller.rs`, a fake poller): from then on,
+/// a [`DrivingParker`] waits in it when it is free.
+pub fn make_driver() {
+    crate::driver::make_driver();
+}
+
+/// How many turns of the fake driver waited and were woken, this execution.
+pub fn driver_turns() -> usize {
+    *crate::sync::lock(&crate::driver::make_driver().turns)
+}
+
+/// crew's real parker of a thread that waits in the driver when it is free
+/// (`src/driver/park.rs`), for model checking.
+#[derive(Debug, Default)]
+pub struct DrivingParker(crate::driver::DrivingParker);
+
+/// Its unparker.
+#[derive(Debug, Clone)]
+pub struct DrivingUnparker(crate::driver::DrivingUnparker);
+
+#[allow(missing_docs)]
+impl DrivingParker {
+    pub fn new() -> DrivingParker {
+        DrivingParker(crate::driver::DrivingParker::new())
+    }
+    /// Parks as a plain thread (hands the driver on as it leaves it).
+    pub fn park(&self) {
+        self.0.park();
+    }
+    /// Parks as a pool's worker (keeps the driver to itself as it leaves it).
+    pub fn park_as_worker(&self) {
+        self.0.park_as(crate::driver::Role::Worker);
+    }
+    pub fn unparker(&self) -> DrivingUnparker {
+        DrivingUnparker(self.0.unparker().clone())
+    }
+}
+
+#[allow(missing_docs)]
+impl DrivingUnparker {
+    pub fn unpark(&self) {
+        self.0.unpark();
+    }
+}
+
+/// A source's readiness and waiters (`src/driver/scheduled_io.rs`), for model checking: the
+/// read direction only.
+#[derive(Debug, Default)]
+pub struct Readiness(crate::driver::ScheduledIo);
+
+/// What a look at a [`Readiness`] saw, to clear after a `WouldBlock`.
+#[derive(Debug, Clone, Copy)]
+pub struct Seen(crate::driver::ReadyEvent);
+
+#[allow(missing_docs)]
+impl Readiness {
+    pub fn new() -> Readiness {
+        Readiness::default()
+    }
+    /// The driver's event: readable.
+    pub fn set_readable(&self) {
+        self.0.set_readiness(crate::driver::Ready::READABLE);
+    }
+    /// A task's look: what it saw, if readable.
+    pub fn look(&self) -> Option<Seen> {
+        self.0.ready_now(crate::driver::Direction::Read).map(Seen)
+    }
+    /// The task's read said `WouldBlock`: clears what it saw.
+    pub fn clear(&self, seen: Seen) {
+        self.0.clear_readiness(seen.0);
+    }
+    /// The task's wait: ready, or its waker stored.
+    pub fn poll_readable(&self, cx: &mut std::task::Context<'_>) -> bool {
+        self.0.poll_ready(crate::driver::Direction::Read, cx).is_ready()
+    }
+}

@@ -80,7 +80,7 @@
 //! | `local_tasks/local_drive.rs` | running a thread's local tasks off a core: `block_on`'s loop and a former worker's | |
 //! | `local_tasks/local_turn.rs` | a worker's turn of local tasks, run outside the context's borrow | |
 //! | `reactor_loop/` | the worker loop inside the reactor | `cores/`, `local_tasks/`, `sleep/` |
-//! | `reactor_loop/reactor.rs` | the worker loop as a future inside `async_io::block_on` | |
+//! | `reactor_loop/reactor.rs` | the worker loop as a future that turns crew's driver (`driver::run`) | |
 //! | `reactor_loop/reactor_turn.rs` | when that loop lets the reactor turn before yielded tasks | |
 //! | `observe/` | what a pool shows of itself | `cores/` |
 //! | `observe/dump.rs` | the task dump: the registry's recorded tasks and their states | |

@@ -25,10 +25,15 @@
 //!
 //! # The `cfg(loom)` left outside this module, and why
 //!
-//! Fourteen `cfg` switches (and five `cfg!` tests) stand outside this module, each here:
+//! Seventeen `cfg` switches (and five `cfg!` tests) stand outside this module, each here:
 //! - `lib.rs` (2): `outside_loom!`, the one switch for the I/O layer (`time`, `net`,
-//!   `blocking`, `io`), which async-io, futures-lite and concurrent-queue keep out of loom
-//!   builds; and `crew::__loom` (`scheduler/loom_hook.rs`), the models' window, in them only.
+//!   `blocking`, `io`), which mio, futures-lite and concurrent-queue keep out of loom builds;
+//!   and `crew::__loom` (`scheduler/loom_hook.rs`), the models' window, in them only.
+//! - `driver/mod.rs` (3): under loom, the poller is the fake of `driver/loom_poller.rs` (with
+//!   the model's `make_driver`), so that `park.rs` and `scheduled_io.rs` are model-checked;
+//!   `outside_loom!` leaves mio's registrations, the sources and the timers out; and
+//!   `scheduled_io.rs` allows dead code under loom (its waiters' list serves the sources).
+//!   `driver/park.rs` allows dead code in `run` (the worker loop's runner) under loom.
 //!   The features that need tokio or hyper (`tokio`, `hyper`, `http`, `signal`;
 //!   `tokio_context.rs`) and crew's unit tests need no switch: a loom build with them fails at
 //!   once (`compile_error!` below).
@@ -36,8 +41,8 @@
 //! - `pool.rs` (1): the blocking pool's metrics are filled in outside loom only (loom builds
 //!   have no blocking pool).
 //! - `scheduler/mod.rs` (1) declares `loom_hook` only under loom, and
-//!   `scheduler/reactor_loop/mod.rs` (1) declares `reactor` (the worker loop inside
-//!   `async_io::block_on`) only outside it; `scheduler/cores/run.rs` (2) calls that loop only
+//!   `scheduler/reactor_loop/mod.rs` (1) declares `reactor` (the worker loop run as a future
+//!   that turns the driver, `driver::run`) only outside it; `scheduler/cores/run.rs` (2) calls that loop only
 //!   outside loom, and registers no `membarrier` ahead of time under loom or miri (fence mode
 //!   there); `scheduler/reactor_loop/reactor_turn.rs` and `Sleepers::take_or_listen` allow dead
 //!   code under loom, since only that loop uses them.
@@ -46,8 +51,8 @@
 //!   read, and the uncounted forms of what the workers call (`notify_one_from`).
 //! - `scheduler/cores/task.rs` and `scheduler/cores/registry.rs` (1 each) assert their types'
 //!   sizes outside loom only (loom's atomics and `Arc` differ in size).
-//! - `cfg!(loom)` in `config/mod.rs`: `drive_reactor` and the monitor thread are always off
-//!   under loom (no reactor, no clock), no spin before a park, and loom pools get no spare
+//! - `cfg!(loom)` in `config/mod.rs`: the worker loop run as a future and the monitor thread
+//!   are always off under loom (no driver loop, no clock), no spin before a park, and loom pools get no spare
 //!   cores unless a model asks for them (each would be one more queue for every model to scan);
 //!   in `scheduler/cores/context.rs`, `shard_hint` is constant off the workers under loom (a model's
 //!   runs must make the same steps).
@@ -88,7 +93,7 @@
 #[cfg(not(loom))]
 pub(crate) use std::{
     sync::{
-        atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering},
+        atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering},
         Arc, Condvar, Mutex, MutexGuard,
     },
     thread, thread_local,

@@ -1,4 +1,4 @@
-//! The client side of the echo tests (`tests/net.rs`, `tests/net_fallback_reactor.rs`), whose
+//! The client side of the echo tests (`tests/net.rs`, `tests/net_workers_drive.rs`), whose
 //! server is `examples/echo_server.rs`.
 
 use std::io;

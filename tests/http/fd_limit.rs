@@ -77,7 +77,7 @@ pub(super) fn child() {
         assert!(!server.is_finished(), "an accept error never ends serve");
 
         drop(fillers);
-        let stream = TcpStream::from(crew::net::Async::new(std::net::TcpStream::from(client)).unwrap());
+        let stream = TcpStream::from_std(std::net::TcpStream::from(client)).unwrap();
         let (mut sender, connection) = hyper::client::conn::http1::handshake(Io::vectored(stream)).await.unwrap();
         let _connection = crew::spawn(connection);
         let body = text(get1(&mut sender, "/").await).await;

@@ -44,9 +44,10 @@ use std::sync::Arc as StdArc;
 use std::task::{Wake, Waker};
 
 use super::task::Runnable;
+use crate::driver::{DrivingParker as Parker, DrivingUnparker as Unparker};
 use crate::identity::Activity;
-use crate::sync::{fence, lock, Arc, AtomicBool, AtomicUsize, Mutex, Ordering, Parker};
-use crate::sync::{SingleWriterCounter, Unparker};
+use crate::sync::SingleWriterCounter;
+use crate::sync::{fence, lock, Arc, AtomicBool, AtomicUsize, Mutex, Ordering};
 
 /// [`LocalHome::core`] of a thread that runs no core.
 const NO_CORE: usize = usize::MAX;

@@ -94,7 +94,7 @@ fn run_core(shared: &Arc<Shared>, core: Box<Core>) -> bool {
         context::attach_home(&home);
     }
     if shared.drives_reactor() {
-        #[cfg(not(loom))] // async-io does not build under loom, whose configs never drive it
+        #[cfg(not(loom))] // mio does not build under loom, whose configs never turn the driver
         crate::scheduler::reactor_loop::reactor::run_loop(shared);
     } else {
         blocking_loop(shared);

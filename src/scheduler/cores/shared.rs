@@ -306,7 +306,7 @@ impl Shared {
         self.registry.as_ref()
     }
 
-    /// Whether the worker loops run inside `async_io::block_on`, driving the reactor.
+    /// Whether the worker loops run as futures that turn crew's driver (`driver::run`).
     pub(in crate::scheduler) fn drives_reactor(&self) -> bool {
         self.config.drive_reactor
     }

@@ -1,6 +1,6 @@
-//! The worker loop inside `async_io::block_on` (`reactor.rs`, outside loom: async-io does not
-//! build under it, and loom's configs never drive the reactor), and when it lets the reactor
-//! turn (`reactor_turn.rs`).
+//! The worker loop as a future that turns crew's I/O driver (`reactor.rs`, run by
+//! `driver::run`; outside loom: mio does not build under it, and loom's configs never turn the
+//! driver), and when it lets the driver turn (`reactor_turn.rs`).
 
 #[cfg(not(loom))]
 pub(in crate::scheduler) mod reactor;

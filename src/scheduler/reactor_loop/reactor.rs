@@ -1,18 +1,18 @@
-//! The worker loop as a future, run by `async_io::block_on` for the thread's worker life, so
-//! that idle workers drive async-io's reactor (not built under loom: async-io does not build
-//! there, and loom's configs never drive the reactor).
+//! The worker loop as a future, run by `driver::run` for the thread's worker life, so that idle
+//! workers turn crew's I/O driver (not built under loom: mio does not build there, and loom's
+//! configs never turn the driver).
 //!
 //! Invariants:
 //! - The loop picks and parks exactly as the blocking loop does (`find_task`, `prepare_park`,
 //!   `resume_after_wake`), except that it waits by *polling*: parked, it returns `Pending` with
 //!   its listener registered ([`poll_park`], the same token protocol as a blocking park, through
-//!   `Sleepers::take_or_listen`), and `block_on` runs the reactor meanwhile. A task woken there
+//!   `Sleepers::take_or_listen`), and `driver::run` waits in the driver meanwhile if it is free. A task woken there
 //!   is pushed onto this same parked core, which then wakes itself (`Sleepers::wake_self`).
-//! - The watcher's deadline is an async-io timer, registered alongside the listener.
+//! - The watcher's deadline is a timer of the driver's, registered alongside the listener.
 //! - Every `GLOBAL_QUEUE_INTERVAL` ticks (and at the latest every [`MAX_POLLS_PER_TURN`] tasks),
 //!   and before its deferred tasks when `reactor_turn.rs` asks for it, the loop wakes itself and
-//!   returns `Pending`, so that `block_on` processes ready I/O events without blocking even while
-//!   there is always work.
+//!   returns `Pending`, so that `driver::run` turns the driver without blocking even while there
+//!   is always work.
 //! - The context's borrow ends before a task runs and before `Pending` hands the thread to the
 //!   reactor, whose wakes then reach this core through `context::schedule_local`.
 
@@ -38,7 +38,7 @@ const MAX_POLLS_PER_TURN: u32 = GLOBAL_QUEUE_INTERVAL * MAX_TASKS_PER_TICK;
 /// Runs the worker loop inside the reactor until shutdown, or until the core went to another
 /// thread.
 pub(in crate::scheduler) fn run_loop(shared: &Shared) {
-    async_io::block_on(WorkerLoop { shared, park: Park::default() });
+    crate::driver::run(WorkerLoop { shared, park: Park::default() }, crate::driver::Role::Worker);
 }
 
 /// What a loop parked inside the reactor waits on. Empty whenever the core is not parked (and
@@ -48,7 +48,7 @@ struct Park {
     /// The registered listener for this core's token.
     listener: Option<EventListener>,
     /// The watcher's deadline.
-    watch_timer: Option<async_io::Timer>,
+    watch_timer: Option<crate::driver::Timer>,
 }
 
 /// The worker loop as a future (see the module docs). `Ready` at shutdown or once the core went
@@ -125,7 +125,7 @@ impl Core {
                 if poll_park(&shared.sleepers, self.index, &mut park.listener, cx).is_pending() {
                     // The watcher's deadline: wake itself (its token is then there, or on its
                     // way from a notify that picked it first) and poll the parker again.
-                    let expired = park.watch_timer.as_mut().is_some_and(|timer| Pin::new(timer).poll(cx).is_ready());
+                    let expired = park.watch_timer.as_mut().is_some_and(|timer| timer.poll(cx).is_ready());
                     if !expired {
                         return Poll::Pending;
                     }
@@ -144,7 +144,7 @@ impl Core {
                 return Poll::Ready(Some(runnable));
             }
             if self.reactor_turn.give() {
-                // `async_io::block_on` turns the reactor (if no other thread holds it) when the
+                // `driver::run` turns the driver (if no other thread holds it) when the
                 // future it polls returns `Pending` having woken itself, then polls it again.
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
@@ -153,10 +153,9 @@ impl Core {
             self.set_parked(parked);
             if self.parked {
                 self.reactor_turn.parked();
-                park.watch_timer = self
-                    .watch
-                    .as_ref()
-                    .map(|watch| watch.deadline.instant().map_or_else(async_io::Timer::never, async_io::Timer::at));
+                park.watch_timer = self.watch.as_ref().map(|watch| {
+                    watch.deadline.instant().map_or_else(crate::driver::Timer::never, crate::driver::Timer::at)
+                });
             }
         }
     }
@@ -215,8 +214,9 @@ mod tests {
     /// A one-core pool whose loop never started, its core (inside the reactor if `in_reactor`)
     /// holding one task that was woken while it ran (a yield), or one woken (into the LIFO slot).
     fn core_with_task(in_reactor: bool, yielded: bool) -> (Arc<Shared>, Core) {
-        let config =
-            crate::Builder::new().workers(1).drive_reactor(in_reactor).check(crate::config::Env::none()).unwrap();
+        let mut config = crate::Builder::new().workers(1).check(crate::config::Env::none()).unwrap();
+        // A loop outside the driver is a seeded pool's (and every loom build's).
+        config.drive_reactor = in_reactor;
         let (shared, mut cores) = Shared::new(config, PoolKind::Private);
         let mut core = cores.pop().unwrap();
         core.push(&shared, task(), yielded);
@@ -310,7 +310,7 @@ mod tests {
     fn a_worker_in_the_reactor_lets_it_turn_before_running_a_yielded_task() {
         let (shared, mut core) = core_with_task(true, true);
         let wakes = Arc::new(CountWakes::default());
-        // Pending with its own waker woken: `async_io::block_on` turns the reactor, then polls
+        // Pending with its own waker woken: `driver::run` turns the driver, then polls
         // again.
         assert_eq!(poll_next(&shared, &mut core, &wakes), Poll::Pending);
         assert_eq!(wakes.0.load(Ordering::SeqCst), 1);

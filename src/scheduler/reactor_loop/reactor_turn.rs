@@ -9,26 +9,25 @@
 //!   `(MAX_LIFO_POLLS + 1) * GLOBAL_QUEUE_INTERVAL` polls, and a turn of local tasks counts one
 //!   tick, so a stream of them turns it once per up to `LOCAL_TURN * GLOBAL_QUEUE_INTERVAL`
 //!   polls, as tokio polls its driver every `event_interval` ticks and counts a `LocalSet`'s
-//!   poll (up to 61 local tasks) as one. The gap, because a turn through `async_io::block_on`
-//!   costs five syscalls when no other thread holds the reactor (polling's timer re-arm,
-//!   `epoll_ctl` twice, `epoll_wait`, the eventfd read; tokio's driver one `epoll_wait`): at
-//!   every tick it took 24% of a yield storm's time and put message passing 3 to 5% behind
-//!   tokio (`docs/performance-notes.md`, "What the periodic turn costs"). So a pool kept busy
-//!   handles I/O and timer events within about 250 µs plus one tick.
+//!   poll (up to 61 local tasks) as one. The gap, because a turn costs a syscall: on crew's
+//!   driver one `epoll_wait` when the driver is free (it was five through async-io, where a turn
+//!   at every tick took 24% of a yield storm's time, `docs/performance-notes.md`, "What the
+//!   periodic turn costs"). So a pool kept busy handles I/O and timer events within about
+//!   250 µs plus one tick.
 //! - Before a worker in the reactor runs its deferred tasks for want of other work, it lets the
 //!   reactor turn once without blocking, at most once per [`REACTOR_TURN_GAP`], so that tasks
 //!   woken by I/O and timers run before tasks that merely yielded (tokio polls its driver before
 //!   waking its deferred tasks likewise). Without that, workers kept busy by yielding tasks would
 //!   leave I/O and timer wakes to the turn every `GLOBAL_QUEUE_INTERVAL` tasks.
-//! - A worker outside the reactor (`drive_reactor(false)`, and every loom build) never asks.
+//! - A worker outside the driver loop (a seeded pool's, and every loom build's) never asks.
 
-// loom builds have no reactor loop (async-io does not build under loom): nothing gives the turn.
+// loom builds have no driver loop (mio does not build under loom): nothing gives the turn.
 #![cfg_attr(loom, allow(dead_code))]
 
 use std::time::{Duration, Instant};
 
 /// A worker gives the reactor a turn (periodic, or before its deferred tasks) at most once per
-/// this long. A turn costs several syscalls (polling's epoll wait and timer re-arm), so a turn at
+/// this long. A turn costs a syscall (an `epoll_wait` with no timeout), so a turn at
 /// every yield of a lone task that yields fast slows it down, and one every 61 ticks slows
 /// message passing (measured: `docs/performance-notes.md`, "Yielding and the reactor"). Tasks
 /// that compute for longer than this between yields get a turn before every one of their runs.

@@ -30,6 +30,10 @@
 //!   event, which the first worker to unpark notifies only while the monitor waits there. While
 //!   busy it wakes once per sampling interval (half the smaller threshold it serves, at least
 //!   1 ms), and only shutdown wakes it earlier.
+//! - While busy, it also turns crew's I/O driver without blocking at a look that finds nobody
+//!   has turned it for `driver::MONITOR_TURN_GAP` (10 ms, Go's `sysmon`): a pool whose workers all
+//!   run tasks still serves its sockets and timers. A pool without a monitor relies on its
+//!   workers' ticks (`reactor_turn.rs`).
 
 use std::io;
 use std::time::{Duration, Instant};
@@ -107,6 +111,7 @@ fn run(shared: &Arc<Shared>) {
             continue;
         }
         sample(shared, Instant::now(), &mut samples);
+        crate::driver::turn_if_forgotten();
     }
 }
 

@@ -1,0 +1,235 @@
+//! How a crew thread waits: in the driver when it is free, else on its own parker
+//! ([`DrivingParker`]), and the driver's hand-on to a waiting thread ([`Waiting`]).
+//!
+//! Invariants:
+//! - **One token per parker**, as crossbeam's `Parker`: [`DrivingUnparker::unpark`] sets it,
+//!   [`DrivingParker::park`] consumes it, and an unpark before a park is never lost. The
+//!   parker's one state word says where its thread is: `EMPTY` (running, no token), `NOTIFIED`
+//!   (the token), `IN_DRIVER` (waiting in the driver) or `ON_PARKER` (waiting on its own
+//!   parker). The thread enters a wait only by a compare-exchange from `EMPTY`, and an unpark
+//!   swaps `NOTIFIED` in and wakes whatever wait the old value names (the driver's waker for
+//!   `IN_DRIVER`, the thread's parker for `ON_PARKER`): both are read-modify-writes of one word,
+//!   so one comes first, and either the thread sees the token and does not wait, or the unpark
+//!   sees the wait and ends it.
+//! - **The driver is turned by whoever parks first**: a thread that finds the driver free
+//!   waits in it, so its wait also watches every socket of the process; the others wait on
+//!   their parkers, listed in the driver's `Waiting` (`waiting.rs`).
+//! - **Handing on.** A thread that leaves the driver for good (its `block_on` returned, its
+//!   worker loop ended) or to run code that is not a pool's task (a `block_on` on a plain
+//!   thread, [`Role::Thread`]) wakes one listed thread, which takes the driver at its next
+//!   look. The release of the poll's lock and the listing are each followed by a `SeqCst`
+//!   fence, and each side looks at the other's after it: a thread that lists itself after the
+//!   holder looked at the list finds the lock free when it tries again. A worker leaving to run
+//!   tasks does not hand on (tokio's rule): it parks again soon, and its tick turns the driver
+//!   meanwhile; a pool's monitor turns it when nobody has for `MONITOR_TURN_GAP`.
+
+use std::cell::Cell;
+use std::sync::Arc;
+
+use crate::driver::poller::{driver, driver_if_made, Driver};
+use crate::sync::{planted_bug, AtomicUsize, Ordering, Parker, Unparker};
+
+/// What a thread runs between its waits: whether it hands the driver on as it leaves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// A pool's worker: it runs tasks and parks again soon; it hands the driver on only when
+    /// its loop ends.
+    Worker,
+    /// Any other thread (`block_on` on a plain thread, a thread finishing its local tasks): it
+    /// hands the driver on each time it leaves it.
+    Thread,
+}
+
+/// A thread's parker that waits in the driver when it is free (see the module docs).
+#[derive(Debug)]
+pub(crate) struct DrivingParker {
+    parker: Parker,
+    unparker: DrivingUnparker,
+}
+
+/// Wakes a [`DrivingParker`], wherever it waits. Cloneable; `Send` and `Sync`.
+#[derive(Debug, Clone)]
+pub(crate) struct DrivingUnparker {
+    state: Arc<ParkState>,
+    unparker: Unparker,
+}
+
+#[derive(Debug, Default)]
+struct ParkState {
+    /// `EMPTY`, `NOTIFIED`, `IN_DRIVER` or `ON_PARKER` (module docs).
+    word: AtomicUsize,
+}
+
+/// Running, no token.
+const EMPTY: usize = 0;
+/// The token is there.
+const NOTIFIED: usize = 1;
+/// Waiting in the driver.
+const IN_DRIVER: usize = 2;
+/// Waiting on its own parker.
+const ON_PARKER: usize = 3;
+
+impl ParkState {
+    /// Takes the token if it is there.
+    fn take_token(&self) -> bool {
+        // SeqCst: every change of the word is a read-modify-write of it (module docs).
+        self.word.compare_exchange(NOTIFIED, EMPTY, Ordering::SeqCst, Ordering::SeqCst).is_ok()
+    }
+
+    /// Enters the wait `waiting` (`IN_DRIVER` or `ON_PARKER`) unless the token is there.
+    fn enter(&self, waiting: usize) -> bool {
+        self.word.compare_exchange(EMPTY, waiting, Ordering::SeqCst, Ordering::SeqCst).is_ok()
+    }
+
+    /// Leaves the wait `waiting`, unless an unpark ended it (the token is then there).
+    fn leave(&self, waiting: usize) {
+        let _ = self.word.compare_exchange(waiting, EMPTY, Ordering::SeqCst, Ordering::SeqCst);
+    }
+}
+
+impl Default for DrivingParker {
+    fn default() -> DrivingParker {
+        DrivingParker::new()
+    }
+}
+
+impl DrivingParker {
+    /// A parker with no token.
+    pub(crate) fn new() -> DrivingParker {
+        let parker = Parker::new();
+        let unparker = DrivingUnparker { state: Arc::default(), unparker: parker.unparker().clone() };
+        DrivingParker { parker, unparker }
+    }
+
+    /// Its unparker.
+    pub(crate) fn unparker(&self) -> &DrivingUnparker {
+        &self.unparker
+    }
+
+    /// [`park_as`](DrivingParker::park_as) a plain thread.
+    pub(crate) fn park(&self) {
+        self.park_as(Role::Thread);
+    }
+
+    /// Blocks until the token is there, then consumes it; meanwhile turns the driver if it is
+    /// free, as `role` (see the module docs).
+    pub(crate) fn park_as(&self, role: Role) {
+        let state = &self.unparker.state;
+        // The driver is made by the first source or timer; until then there is nothing to turn.
+        let driver = driver_if_made();
+        let mut drove = false;
+        while !state.take_token() {
+            match driver {
+                Some(driver) if self.wait_in_driver(driver) => drove = true,
+                Some(driver) => {
+                    driver.waiting().list(self.unparker.id(), &self.unparker.unparker);
+                    // Taken meanwhile? The holder may have looked at the list before we were on
+                    // it (module docs): try again before sleeping.
+                    if self.wait_in_driver(driver) {
+                        drove = true;
+                    } else {
+                        self.wait_on_parker();
+                    }
+                    driver.waiting().unlist(self.unparker.id());
+                }
+                None => self.wait_on_parker(),
+            }
+        }
+        if drove && role == Role::Thread {
+            driver.expect("drove").waiting().hand_on();
+        }
+    }
+
+    /// Waits in the driver if it is free (true), until an unpark: the unpark that finds the
+    /// word `IN_DRIVER` wakes the driver's waker (module docs).
+    fn wait_in_driver(&self, driver: &Driver) -> bool {
+        let state = &self.unparker.state;
+        let entered = Cell::new(false);
+        let woken = driver.try_turn_unless(|| {
+            entered.set(planted_bug!("park_skips_token_look") || state.enter(IN_DRIVER));
+            !entered.get()
+        });
+        if entered.get() {
+            state.leave(IN_DRIVER);
+        }
+        // Woken once this thread no longer says it waits in the driver: a wake of its own (a
+        // task its turn woke, on a parked worker's own core) then costs no write to the
+        // driver's waker.
+        match woken {
+            Some(woken) => {
+                woken.wake();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Waits on the thread's own parker until an unpark, unless the token is there.
+    fn wait_on_parker(&self) {
+        let state = &self.unparker.state;
+        if state.enter(ON_PARKER) {
+            self.parker.park();
+            state.leave(ON_PARKER);
+        }
+    }
+}
+
+impl DrivingUnparker {
+    /// Sets the token and wakes the parked thread, in the driver or on its parker.
+    pub(crate) fn unpark(&self) {
+        // SeqCst: see `ParkState`.
+        match self.state.word.swap(NOTIFIED, Ordering::SeqCst) {
+            IN_DRIVER => driver().unpark(),
+            ON_PARKER => self.unparker.unpark(),
+            _ => {}
+        }
+    }
+
+    /// Which parker this is, for the list of threads waiting for the driver.
+    fn id(&self) -> usize {
+        Arc::as_ptr(&self.state) as usize
+    }
+}
+
+/// Runs `future` on this thread as a worker loop does (`async_io::block_on`'s shape): polled
+/// when woken, the driver turned without blocking when it woke itself during its poll (a busy
+/// loop lets I/O in), parked in the driver or on the parker otherwise. Hands the driver on when
+/// it returns.
+#[cfg_attr(loom, allow(dead_code))] // loom builds have no worker loop run as a future
+pub(crate) fn run<F: std::future::Future>(future: F, role: Role) -> F::Output {
+    use std::task::{Context, Poll, Wake, Waker};
+
+    struct Wakes(DrivingUnparker);
+
+    impl Wake for Wakes {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+
+    let parker = DrivingParker::new();
+    let waker = Waker::from(Arc::new(Wakes(parker.unparker().clone())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    let output = loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            break output;
+        }
+        if parker.unparker.state.take_token() {
+            // Woken during its poll: a turn that does not block, if the driver is free.
+            if let Some(driver) = driver_if_made() {
+                driver.try_turn(Some(std::time::Duration::ZERO));
+            }
+            continue;
+        }
+        parker.park_as(role);
+    };
+    if let Some(driver) = driver_if_made() {
+        driver.waiting().hand_on();
+    }
+    output
+}
