@@ -8,7 +8,7 @@
 //!   registered with its timer wheel or map) and dropped (cancelled).
 //! - `timers_fire_100`: 100 tasks, each sleeping 100 µs, awaited in order: the timers fire.
 //!
-//! crew runs on a private pool (its workers drive async-io's reactor, which fires the timers),
+//! crew runs on a private pool (its workers turn crew's own driver, which fires the timers),
 //! tokio on a multi-thread runtime with its time driver on, async-executor's `Executor` on W
 //! threads with async-io's reactor. None of crew's pools here is paused: the figures are what
 //! an ordinary program's timers cost (`BENCHMARKS.md`, "Timers").

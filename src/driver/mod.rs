@@ -55,7 +55,7 @@ outside_loom! {
     /// A timer became the earliest: where no timerfd re-arms the driver's wait, its holder must
     /// wake to shorten its wait.
     pub(crate) fn wake_for_timer() {
-        if !cfg!(any(target_os = "linux", target_os = "android")) {
+        if !timers().has_timerfd() {
             poller::driver().unpark();
         }
     }

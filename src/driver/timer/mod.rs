@@ -12,7 +12,9 @@
 //!   timerfd is not), set only when the earliest deadline changes; elsewhere the wait's own
 //!   timeout ([`Timers::wait_timeout`]). `armed` holds the deadline armed (`NONE` if none):
 //!   a new timer earlier than it re-arms, under the wheel's lock, so the armed deadline is
-//!   never later than the wheel's earliest.
+//!   never later than the wheel's earliest; and every turn's `process` re-arms for the wheel's
+//!   earliest (`NONE` when it is empty), so a passed deadline never stays armed after the turn
+//!   that took its expiry (else a later timer would not arm the wait).
 //! - **Insert and cancel are constant time** (the wheel), done on the first poll and at drop; a
 //!   reset to a later deadline only stores it (`entry.rs`).
 
@@ -51,6 +53,11 @@ impl Timers {
         Timers { wheel: Mutex::new(Wheel::default()), epoch, armed: AtomicU64::new(NONE), timerfd }
     }
 
+    /// True where a timerfd wakes the driver at the earliest deadline (Linux, but under miri).
+    pub(crate) fn has_timerfd(&self) -> bool {
+        self.timerfd.is_some()
+    }
+
     /// `instant` in the wheel's nanoseconds (0 for an instant before the epoch).
     fn nanos(&self, instant: Instant) -> u64 {
         u64::try_from(instant.saturating_duration_since(self.epoch).as_nanos()).unwrap_or(u64::MAX - 1)
@@ -60,12 +67,12 @@ impl Timers {
     pub(crate) fn process(&self) -> Vec<Waker> {
         let mut fired = Vec::new();
         let mut wheel = lock(&self.wheel);
-        if wheel.len() == 0 {
-            return fired;
+        if wheel.len() != 0 {
+            wheel.advance(self.nanos(Instant::now()), &mut fired);
         }
-        wheel.advance(self.nanos(Instant::now()), &mut fired);
-        let next = wheel.next_deadline().unwrap_or(NONE);
-        self.arm(next);
+        // Even with the wheel empty (its timers cancelled, or ready by the clock before they
+        // fired): an `armed` left at a passed deadline would keep a later timer from arming.
+        self.arm(wheel.next_deadline().unwrap_or(NONE));
         fired
     }
 
@@ -149,8 +156,12 @@ fn set_timerfd(timerfd: &OwnedFd, deadline: u64, now: u64) {
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 fn set_timerfd(_: &OwnedFd, _: u64, _: u64) {}
 
-/// A timerfd for the driver's epoll set, where the platform has one.
+/// A timerfd for the driver's epoll set, where the platform has one (not under miri, which has
+/// none: the wait's own timeout serves there, as on the BSDs).
 pub(crate) fn make_timerfd() -> Option<OwnedFd> {
+    if cfg!(miri) {
+        return None;
+    }
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
         use rustix::time::{timerfd_create, TimerfdClockId, TimerfdFlags};
@@ -239,5 +250,27 @@ impl Drop for Timer {
         if let Some(shared) = &self.shared {
             crate::driver::timers().cancel(shared);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The race the invariant guards: a turn's wait took the timerfd's expiry, the owner then
+    /// found its timer ready by the clock and dropped it (out of the wheel), and the turn's
+    /// `process` found the wheel empty. The wait must not stay "armed" for that passed deadline:
+    /// a later timer has to arm it, or a thread waiting in the driver never wakes for it.
+    #[test]
+    fn a_turn_with_an_empty_wheel_disarms_so_a_later_timer_arms_the_wait() {
+        let timers = Timers::new(Instant::now(), make_timerfd());
+        let first = Arc::new(TimerShared::new(1_000_000));
+        assert_eq!(timers.file(&first), Some(true), "the first timer arms the wait");
+        timers.cancel(&first);
+        assert!(timers.process().is_empty());
+        assert_eq!(timers.armed.load(Ordering::Relaxed), NONE, "an empty wheel leaves nothing armed");
+        let later = Arc::new(TimerShared::new(2_000_000));
+        assert_eq!(timers.file(&later), Some(true), "a later timer, the only one, arms the wait");
+        assert_eq!(timers.armed.load(Ordering::Relaxed), 2_000_000);
     }
 }
