@@ -72,3 +72,15 @@ pub(crate) fn turn_if_forgotten() {
         }
     }
 }
+
+/// For a seeded pool's worker whose ready list ran dry, before it parks: turns the driver
+/// without blocking, if it was made and no other thread holds it, so that the I/O and timers
+/// its tasks wait on are served by the pool itself (their wakes are outside events, unordered:
+/// `docs/testing.md`). A pool's ordinary workers park in the driver instead (`park.rs`). Not
+/// under loom, whose seeded pools never turn the driver.
+#[cfg(not(loom))]
+pub(crate) fn turn_if_made() {
+    if let Some(driver) = poller::driver_if_made() {
+        driver.try_turn(Some(std::time::Duration::ZERO));
+    }
+}

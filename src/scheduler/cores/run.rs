@@ -25,7 +25,7 @@ use std::io;
 
 use crate::config::{BuildError, Config};
 use crate::scheduler::cores::context;
-use crate::scheduler::cores::shared::{PoolKind, Shared};
+use crate::scheduler::cores::shared::{PoolKind, Runnable, Shared};
 use crate::scheduler::cores::task_run::run_task;
 use crate::scheduler::cores::worker::Core;
 use crate::scheduler::local_tasks::local_turn::LocalTurn;
@@ -119,22 +119,45 @@ fn run_core(shared: &Arc<Shared>, core: Box<Core>) -> bool {
 
 /// The worker loop on a thread that blocks to park. Returns at shutdown, once the core went to
 /// another thread, or once it was taken over.
+///
+/// A seeded pool's worker (the one pool kind that runs this loop outside loom) turns the
+/// driver without blocking each time its ready list runs dry, before it parks: the I/O and
+/// timers its tasks wait on are then served by the pool itself, not only by a thread in
+/// `block_on` (`driver::turn_if_made`).
 fn blocking_loop(shared: &Shared) {
+    // Whether the next pick that finds nothing turns the driver instead of parking: once per
+    // dry spell.
+    let mut turn_when_dry = !cfg!(loom) && shared.is_seeded();
     loop {
         let step = context::with_core(|_, core| match core.finish_poll() {
             Some(flagged) => Err(flagged),
             None => {
-                let next = core.next_quick(shared).or_else(|| core.next_task(shared));
-                Ok(next.map(|runnable| {
-                    core.begin_poll(shared, &runnable);
-                    (runnable, core.local_turn_goes_on())
-                }))
+                let runnable = match core.next_quick(shared) {
+                    Some(runnable) => runnable,
+                    None if turn_when_dry && !shared.is_shutdown() => match core.find_task(shared) {
+                        Some(runnable) => runnable,
+                        None => return Ok(Pick::TurnDriver),
+                    },
+                    None => match core.next_task(shared) {
+                        Some(runnable) => runnable,
+                        None => return Ok(Pick::Shutdown),
+                    },
+                };
+                core.begin_poll(shared, &runnable);
+                Ok(Pick::Run(runnable, core.local_turn_goes_on()))
             }
         });
         let flagged = match step {
-            // Shutdown.
-            Some(Ok(None)) => return,
-            Some(Ok(Some((runnable, turn)))) => {
+            Some(Ok(Pick::Shutdown)) => return,
+            Some(Ok(Pick::TurnDriver)) => {
+                // Outside the context's borrow: the turn's wakes reach this core through it.
+                #[cfg(not(loom))]
+                crate::driver::turn_if_made();
+                turn_when_dry = false;
+                continue;
+            }
+            Some(Ok(Pick::Run(runnable, turn))) => {
+                turn_when_dry = !cfg!(loom) && shared.is_seeded();
                 run_task(runnable);
                 if !turn {
                     continue;
@@ -153,6 +176,16 @@ fn blocking_loop(shared: &Shared) {
             return;
         }
     }
+}
+
+/// What the blocking loop does next.
+enum Pick {
+    /// Runs the task; true if a turn of local tasks goes on after it.
+    Run(Runnable, bool),
+    /// Turns the driver without blocking, then picks again (a seeded pool's dry ready list).
+    TurnDriver,
+    /// The pool shuts down.
+    Shutdown,
 }
 
 impl Shared {
