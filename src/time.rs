@@ -139,8 +139,8 @@ impl Future for Advance {
 
 /// Waits until `duration` has passed.
 ///
-/// Works on any executor (crew's driver fires it, turned by whichever thread waits in it); it
-/// costs no thread. Made in a
+/// Fired by crew's driver, which crew's own threads turn (a pool's workers, `crew::block_on`):
+/// on another executor it fires while some crew thread waits, and it costs no thread. Made in a
 /// paused pool's task or `block_on`, it waits on that pool's clock (see the module docs).
 ///
 /// # Examples

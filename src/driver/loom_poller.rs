@@ -51,15 +51,20 @@ pub(crate) fn driver_if_made() -> Option<&'static Driver> {
 impl Driver {
     /// As the real driver's: a turn if the lock is free.
     pub(crate) fn try_turn(&self, timeout: Option<Duration>) -> bool {
-        let Ok(_held) = self.poll.try_lock() else { return false };
+        let Ok(held) = self.poll.try_lock() else { return false };
         self.turn(timeout);
+        drop(held);
+        self.waiting.hand_on();
         true
     }
 
     /// As the real driver's (a turn here finds nothing to wake).
     pub(crate) fn try_turn_unless(&self, skip: impl FnOnce() -> bool) -> Option<Woken> {
-        let Ok(_held) = self.poll.try_lock() else { return None };
-        if !skip() {
+        let Ok(held) = self.poll.try_lock() else { return None };
+        if skip() {
+            drop(held);
+            self.waiting.hand_on();
+        } else {
             self.turn(None);
         }
         Some(Woken)

@@ -116,12 +116,15 @@ impl DrivingParker {
     pub(crate) fn park_as(&self, role: Role) {
         let state = &self.unparker.state;
         // The driver is made by the first source or timer; until then there is nothing to turn.
-        let driver = driver_if_made();
-        let mut drove = false;
+        let mut driver = driver_if_made();
+        let (mut drove, mut listed) = (false, false);
         while !state.take_token() {
+            // Made meanwhile (by another thread's first source or timer): wait in it from now.
+            driver = driver.or_else(driver_if_made);
             match driver {
                 Some(driver) if self.wait_in_driver(driver) => drove = true,
                 Some(driver) => {
+                    listed = true;
                     driver.waiting().list(self.unparker.id(), &self.unparker.unparker);
                     // Taken meanwhile? The holder may have looked at the list before we were on
                     // it (module docs): try again before sleeping.
@@ -135,8 +138,11 @@ impl DrivingParker {
                 None => self.wait_on_parker(),
             }
         }
-        if drove && role == Role::Thread {
-            driver.expect("drove").waiting().hand_on();
+        // A plain thread leaving the driver hands it on; so does any thread that was listed and
+        // leaves without driving: a hand-on that woke it as its own token came is passed on,
+        // not swallowed, so the other listed threads are not left asleep with the driver free.
+        if (drove && role == Role::Thread) || (listed && !drove) {
+            driver.expect("drove or listed").waiting().hand_on();
         }
     }
 

@@ -11,13 +11,15 @@
 //!   is only ever *tried* ([`Driver::try_turn`]): a thread that cannot have it parks elsewhere
 //!   (`park.rs`) rather than wait for it. A stuck worker never holds it: it is held only for a
 //!   turn, inside a park or at a tick.
-//! - **A turn** is one `epoll_wait` (mio's `Poll::poll`, retried on `EINTR`), then the events:
+//! - **A turn** is one `epoll_wait` (mio's `Poll::poll`; an `EINTR` ends the turn, and a
+//!   thread that parks turns again), then the events:
 //!   each source's readiness is set, and its waiters woken, on the turning thread, after the
 //!   poll's lock is released (a task woken on a worker goes to that worker's own queues, as any
 //!   wake from it). The driver's own tokens (its waker) wake nothing.
 //! - **Errors**: registering a source returns the kernel's error to the caller; an error of the
 //!   wait itself (not `EINTR`) is reported once on standard error and the turn ends, so the
-//!   driver never stops silently and never spins on it (the next turn waits again).
+//!   driver never stops silently (`epoll_wait`'s other errors mean a bad epoll fd or buffer,
+//!   which the driver's own, never closed, cannot have).
 
 use std::io;
 use std::sync::Arc;
@@ -170,6 +172,9 @@ impl Driver {
         };
         let woken = self.turn_locked(&mut state, timeout);
         drop(state);
+        // A thread that found the lock held meanwhile may have listed itself and parked: it
+        // takes the driver now (`waiting.rs`), else nobody would wait in it.
+        self.waiting.hand_on();
         woken.wake();
         true
     }
@@ -183,6 +188,9 @@ impl Driver {
             return None;
         };
         if skip() {
+            drop(state);
+            // As in `try_turn`: a thread that listed itself meanwhile takes the driver.
+            self.waiting.hand_on();
             return Some(Woken::default());
         }
         Some(self.turn_locked(&mut state, None))

@@ -14,8 +14,10 @@
 //!   whose deadline moved later (a reset that did not touch the wheel) is filed again instead of
 //!   fired. It never fires an entry before its deadline.
 //! - [`next_deadline`](Wheel::next_deadline) is exact for level 0 (the earliest deadline of its
-//!   first occupied slot) and a lower bound above it (the slot's first tick, when its cascade is
-//!   due): the driver wakes then, never after a deadline.
+//!   first occupied slot, but no later than that slot's end: an entry reset to a later deadline
+//!   still sits there, and the slots after it may hold earlier ones) and a lower bound above it
+//!   (the slot's first tick, when its cascade is due): the driver wakes then, never after a
+//!   deadline.
 
 use std::sync::Arc;
 
@@ -162,11 +164,14 @@ impl Wheel {
         if level > 0 {
             return Some(start.max(self.elapsed) * NANOS_PER_TICK);
         }
-        self.levels[0].slots[slot]
+        let earliest = self.levels[0].slots[slot]
             .iter()
             .filter_map(|&key| self.nodes[key].as_ref())
             .map(|node| node.entry.deadline_nanos())
-            .min()
+            .min()?;
+        // An entry reset later stays in its old slot until that slot comes: the slot's end then
+        // bounds the wait, so that an entry of a later slot is not waited past.
+        Some(earliest.min((start + 1) * NANOS_PER_TICK))
     }
 
     /// Fires every entry due at `now` (nanoseconds since the epoch): each is marked fired and
@@ -287,5 +292,23 @@ mod tests {
         assert_eq!(wheel.len(), 1);
         wheel.advance(500 * NANOS_PER_TICK, &mut fired);
         assert!(moved.is_fired());
+    }
+
+    #[test]
+    fn an_entry_reset_later_never_delays_the_next_deadline_past_a_later_slots_entry() {
+        let mut wheel = Wheel::default();
+        let (reset, other) = (entry(10), entry(20));
+        wheel.insert(reset.clone());
+        wheel.insert(other.clone());
+        assert_eq!(wheel.next_deadline(), Some(10 * NANOS_PER_TICK));
+        // A reset to ten seconds only stores the deadline: the entry stays in slot 10.
+        assert!(reset.set_deadline_nanos(10_000 * NANOS_PER_TICK));
+        let next = wheel.next_deadline().expect("entries filed");
+        assert!(next <= 20 * NANOS_PER_TICK, "the wait would go past the 20 ms entry: {next}");
+        // Advancing to that bound files the reset entry again and fires nothing early.
+        let mut fired = Vec::new();
+        wheel.advance(next, &mut fired);
+        assert!(!reset.is_fired() && !other.is_fired());
+        assert_eq!(wheel.next_deadline(), Some(20 * NANOS_PER_TICK));
     }
 }
