@@ -1,5 +1,5 @@
 //! How a crew thread waits: in the driver when it is free, else on its own parker
-//! ([`DrivingParker`]), and the driver's hand-on to a waiting thread ([`Waiting`]).
+//! ([`DrivingParker`]), and the driver's hand-on to a waiting thread (`waiting.rs`).
 //!
 //! Invariants:
 //! - **One token per parker**, as crossbeam's `Parker`: [`DrivingUnparker::unpark`] sets it,
