@@ -199,6 +199,18 @@ impl Delivery {
                 Err(error) => return Err(error),
             }
         }
+        // Then past the readiness: a byte written since its last `WouldBlock` and not yet seen
+        // by a driver turn is a delivery before this call, which a listener made now must not
+        // hear. (The readiness was cleared above, or its turn is still to come: no waiter spins.)
+        loop {
+            match (&*self.pipe.get_ref()).read(&mut buf) {
+                Ok(0) => return Err(io::Error::other("crew::signal: the signal pipe closed")),
+                Ok(_) => drained = true,
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => break,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
         *count += u64::from(drained);
         Ok(*count)
     }

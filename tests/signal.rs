@@ -48,6 +48,19 @@ fn signal_completes_at_the_next_delivery_of_its_own_signal_only() {
 }
 
 #[test]
+fn a_listener_made_after_a_delivery_does_not_hear_it_even_before_the_driver_saw_it() {
+    // The first listener registers the pipe and drains it (its readiness cleared); the delivery
+    // (raised on this thread: handled before `raise` returns) then writes a byte that no driver
+    // turn has seen when the second listener is made.
+    let first = signal::signal(Signal::Urg);
+    signal_hook::low_level::raise(signal_hook::consts::SIGURG).unwrap();
+    let second = signal::signal(Signal::Urg);
+    run(first).unwrap();
+    let heard = run(async move { crew::time::timeout(std::time::Duration::from_millis(300), second).await.is_ok() });
+    assert!(!heard, "the listener made after the delivery heard it");
+}
+
+#[test]
 fn a_signals_stream_yields_each_signal_of_its_set() {
     let mut signals = Signals::new([Signal::Hup, Signal::Alarm]).unwrap();
     raise("HUP");
