@@ -86,6 +86,29 @@ impl<T: StreamSocket> AsRef<Stream<T>> for OwnedWriteHalf<T> {
     }
 }
 
+impl<T: StreamSocket> OwnedReadHalf<T> {
+    /// The stream again, from its two halves, without shutting the write direction down: as
+    /// [`OwnedWriteHalf::reunite`], from this side.
+    ///
+    /// # Errors
+    ///
+    /// Both halves back, if they are not of the same stream.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (a, b) = crew::net::UnixStream::pair().unwrap();
+    /// let ((read, _), (_, other_write)) = (a.into_split(), b.into_split());
+    /// // Halves of two streams: both come back.
+    /// let (read, other_write) = read.reunite(other_write).unwrap_err();
+    /// drop((read, other_write));
+    /// ```
+    #[allow(clippy::result_large_err)]
+    pub fn reunite(self, write: OwnedWriteHalf<T>) -> Result<Stream<T>, (OwnedReadHalf<T>, OwnedWriteHalf<T>)> {
+        write.reunite(self)
+    }
+}
+
 impl<T: StreamSocket> OwnedWriteHalf<T> {
     fn stream(&self) -> &Stream<T> {
         self.as_ref_arc()
