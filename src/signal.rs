@@ -203,7 +203,7 @@ impl Delivery {
         // by a driver turn is a delivery before this call, which a listener made now must not
         // hear. (The readiness was cleared above, or its turn is still to come: no waiter spins.)
         loop {
-            match (&*self.pipe.get_ref()).read(&mut buf) {
+            match self.pipe.get_ref().read(&mut buf) {
                 Ok(0) => return Err(io::Error::other("crew::signal: the signal pipe closed")),
                 Ok(_) => drained = true,
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => break,

@@ -178,6 +178,9 @@ fn crew_pool(options: &CrewOptions) -> crew::Pool {
     if let Some(ms) = options.takeover_ms {
         builder = builder.takeover_after(Duration::from_millis(ms));
     }
+    if options.no_spin {
+        builder = builder.spin_before_park(Duration::ZERO);
+    }
     builder.build().expect("services: cannot build the crew pool")
 }
 
@@ -198,6 +201,9 @@ fn run_crew(options: &CrewOptions) {
         let mut serve = crew::http::serve(listener, app());
         if options.no_header_read_timeout {
             serve = serve.header_read_timeout(None);
+        }
+        if options.no_stall_timeout {
+            serve = serve.stall_timeout(None);
         }
         serve_until(serve.into_future(), stop).await;
     });
@@ -280,10 +286,14 @@ struct CrewOptions {
     takeover_ms: Option<u64>,
     /// `--no-header-read-timeout`: `crew::http::serve(..).header_read_timeout(None)` (`crew` only).
     no_header_read_timeout: bool,
+    /// `--no-stall-timeout`: `crew::http::serve(..).stall_timeout(None)` (`crew` only).
+    no_stall_timeout: bool,
+    /// `--no-spin`: `Builder::spin_before_park(0)`.
+    no_spin: bool,
 }
 
 fn main() {
-    let usage = "usage: services crew|tokio|crew-old|calibrate [--takeover-ms N] [--no-header-read-timeout]";
+    let usage = "usage: services crew|tokio|crew-old|calibrate [--takeover-ms N] [--no-header-read-timeout] [--no-stall-timeout] [--no-spin]";
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| panic!("{usage}"));
     let mut options = CrewOptions::default();
@@ -291,13 +301,18 @@ fn main() {
         match arg.as_str() {
             "--takeover-ms" => options.takeover_ms = Some(args.next().and_then(|ms| ms.parse().ok()).expect(usage)),
             "--no-header-read-timeout" => options.no_header_read_timeout = true,
+            "--no-stall-timeout" => options.no_stall_timeout = true,
+            "--no-spin" => options.no_spin = true,
             _ => panic!("{usage}"),
         }
     }
-    let defaults = options.takeover_ms.is_none() && !options.no_header_read_timeout;
+    let defaults = options.takeover_ms.is_none()
+        && !options.no_header_read_timeout
+        && !options.no_stall_timeout
+        && !options.no_spin;
     match mode.as_str() {
         "crew" => run_crew(&options),
-        "crew-old" if !options.no_header_read_timeout => run_crew_old(&options),
+        "crew-old" if !options.no_header_read_timeout && !options.no_stall_timeout => run_crew_old(&options),
         "tokio" if defaults => run_tokio(),
         "calibrate" if defaults => calibrate(),
         _ => panic!("{usage}"),
