@@ -21,7 +21,14 @@
 //!   fence, and each side looks at the other's after it: a thread that lists itself after the
 //!   holder looked at the list finds the lock free when it tries again. A worker leaving to run
 //!   tasks does not hand on (tokio's rule): it parks again soon, and its tick turns the driver
-//!   meanwhile; a pool's monitor turns it when nobody has for `MONITOR_TURN_GAP`.
+//!   meanwhile; a pool's monitor turns it when nobody has for `MONITOR_TURN_GAP`. A turn that
+//!   is not a park (a tick's, the monitor's) hands on as it releases the lock (`poller.rs`),
+//!   and a listed thread that leaves its park without having driven passes a hand-on on, so
+//!   that one that woke it as its own token came is not lost.
+//! - **Under loom**, a parker's word is published to other threads by a lock its maker takes
+//!   after making it and each unpark takes first: in a real run the unparker reaches another
+//!   thread only through some synchronizing hand-off (async-task's state, for a task's
+//!   waker), which loom cannot see.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -58,6 +65,9 @@ pub(crate) struct DrivingUnparker {
 struct ParkState {
     /// `EMPTY`, `NOTIFIED`, `IN_DRIVER` or `ON_PARKER` (module docs).
     word: AtomicUsize,
+    /// Under loom, the word's publication (module docs).
+    #[cfg(loom)]
+    published: crate::sync::Mutex<()>,
 }
 
 /// Running, no token.
@@ -98,6 +108,8 @@ impl DrivingParker {
     pub(crate) fn new() -> DrivingParker {
         let parker = Parker::new();
         let unparker = DrivingUnparker { state: Arc::default(), unparker: parker.unparker().clone() };
+        #[cfg(loom)]
+        drop(crate::sync::lock(&unparker.state.published));
         DrivingParker { parker, unparker }
     }
 
@@ -183,6 +195,8 @@ impl DrivingParker {
 impl DrivingUnparker {
     /// Sets the token and wakes the parked thread, in the driver or on its parker.
     pub(crate) fn unpark(&self) {
+        #[cfg(loom)]
+        drop(crate::sync::lock(&self.state.published));
         // SeqCst: see `ParkState`.
         match self.state.word.swap(NOTIFIED, Ordering::SeqCst) {
             IN_DRIVER => driver().unpark(),
