@@ -191,19 +191,15 @@ impl Delivery {
         let mut drained = false;
         let mut buf = [0; 64];
         loop {
-            match self.pipe.try_io(Direction::Read, |pipe| (&*pipe).read(&mut buf)) {
-                Ok(0) => return Err(io::Error::other("crew::signal: the signal pipe closed")),
-                Ok(_) => drained = true,
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => break,
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                Err(error) => return Err(error),
-            }
-        }
-        // Then past the readiness: a byte written since its last `WouldBlock` and not yet seen
-        // by a driver turn is a delivery before this call, which a listener made now must not
-        // hear. (The readiness was cleared above, or its turn is still to come: no waiter spins.)
-        loop {
-            match self.pipe.get_ref().read(&mut buf) {
+            // Through the readiness, so that a `WouldBlock` clears what it saw (no waiter then
+            // spins on a drained pipe); then past it: a byte written since its last
+            // `WouldBlock` and not yet seen by a driver turn is a delivery before this call,
+            // which a listener made now must not hear.
+            let read = match self.pipe.try_io(Direction::Read, |pipe| (&*pipe).read(&mut buf)) {
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => self.pipe.get_ref().read(&mut buf),
+                read => read,
+            };
+            match read {
                 Ok(0) => return Err(io::Error::other("crew::signal: the signal pipe closed")),
                 Ok(_) => drained = true,
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => break,

@@ -25,7 +25,7 @@
 //!
 //! # The `cfg(loom)` left outside this module, and why
 //!
-//! Seventeen `cfg` switches (and five `cfg!` tests) stand outside this module, each here:
+//! Twenty-two `cfg` switches (and six `cfg!` tests) stand outside this module, each here:
 //! - `lib.rs` (2): `outside_loom!`, the one switch for the I/O layer (`time`, `net`,
 //!   `blocking`, `io`), which mio, futures-lite and concurrent-queue keep out of loom builds;
 //!   and `crew::__loom` (`scheduler/loom_hook.rs`), the models' window, in them only.
@@ -33,7 +33,10 @@
 //!   the model's `make_driver`), so that `park.rs` and `scheduled_io.rs` are model-checked;
 //!   `outside_loom!` leaves mio's registrations, the sources and the timers out; and
 //!   `scheduled_io.rs` allows dead code under loom (its waiters' list serves the sources).
-//!   `driver/park.rs` allows dead code in `run` (the worker loop's runner) under loom.
+//!   `driver/park.rs` allows dead code in `run` (the worker loop's runner) under loom, and
+//!   (3) publishes a parker's word through a lock under loom only (its module docs: loom cannot
+//!   see async-task's hand-off of a waker). `driver/mod.rs`'s `turn_if_made` (a seeded
+//!   worker's turn) is built outside loom only.
 //!   The features that need tokio or hyper (`tokio`, `hyper`, `http`, `signal`;
 //!   `tokio_context.rs`) and crew's unit tests need no switch: a loom build with them fails at
 //!   once (`compile_error!` below).
@@ -42,9 +45,10 @@
 //!   have no blocking pool).
 //! - `scheduler/mod.rs` (1) declares `loom_hook` only under loom, and
 //!   `scheduler/reactor_loop/mod.rs` (1) declares `reactor` (the worker loop run as a future
-//!   that turns the driver, `driver::run`) only outside it; `scheduler/cores/run.rs` (2) calls that loop only
-//!   outside loom, and registers no `membarrier` ahead of time under loom or miri (fence mode
-//!   there); `scheduler/reactor_loop/reactor_turn.rs` and `Sleepers::take_or_listen` allow dead
+//!   that turns the driver, `driver::run`) only outside it; `scheduler/cores/run.rs` (3 and a
+//!   `cfg!`) calls that loop only outside loom, turns the driver when a seeded worker runs dry
+//!   only outside it, and registers no `membarrier` ahead of time under loom or miri (fence
+//!   mode there); `scheduler/reactor_loop/reactor_turn.rs` and `Sleepers::take_or_listen` allow dead
 //!   code under loom, since only that loop uses them.
 //! - `scheduler/sleep/mod.rs` (4): `Sleepers::is_parked`, `watcher`, `notify_one` and
 //!   `notify_private` are built for tests and loom only: the checks the models and unit tests

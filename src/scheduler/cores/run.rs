@@ -125,9 +125,10 @@ fn run_core(shared: &Arc<Shared>, core: Box<Core>) -> bool {
 /// timers its tasks wait on are then served by the pool itself, not only by a thread in
 /// `block_on` (`driver::turn_if_made`).
 fn blocking_loop(shared: &Shared) {
+    let seeded = !cfg!(loom) && shared.is_seeded();
     // Whether the next pick that finds nothing turns the driver instead of parking: once per
     // dry spell.
-    let mut turn_when_dry = !cfg!(loom) && shared.is_seeded();
+    let mut turn_when_dry = seeded;
     loop {
         let step = context::with_core(|_, core| match core.finish_poll() {
             Some(flagged) => Err(flagged),
@@ -157,7 +158,7 @@ fn blocking_loop(shared: &Shared) {
                 continue;
             }
             Some(Ok(Pick::Run(runnable, turn))) => {
-                turn_when_dry = !cfg!(loom) && shared.is_seeded();
+                turn_when_dry = seeded;
                 run_task(runnable);
                 if !turn {
                     continue;
