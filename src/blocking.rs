@@ -10,8 +10,9 @@
 //! - A job is the closure inside the same `catch_unwind` wrapper as an async task: a panic
 //!   never kills a blocking thread, and the [`JoinHandle`]'s policy decides what its awaiter
 //!   sees. Dropping the handle before the job starts cancels it (the closure is dropped unrun).
-//! - Blocking threads are not crew workers: they never run async tasks, a `spawn` from one goes
-//!   to the global pool's injector, and `block_on` on one blocks only that thread.
+//! - Blocking threads are not crew workers: they never run async tasks, and `block_on` on one
+//!   blocks only that thread. A `spawn` inside a job goes to the pool whose task or `block_on`
+//!   started the job (`Spawner::current` names it), else to the global pool.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -88,6 +89,12 @@ where
     let info = TaskInfo::new(None, Location::caller());
     // Spawned from a paused pool's task or `block_on`: the job carries the pool's clock.
     let info = crate::scheduler::with_current_clock(info);
+    // Spawned from a private pool's task or `block_on`: the job's own spawns go to that pool.
+    let home = crate::scheduler::current_private_pool();
+    let f = move || {
+        let _home = crate::scheduler::enter_job_home(home);
+        f()
+    };
     // A zero-sized schedule function over the never-dropped global pool.
     spawn_on(info, |runnable| GLOBAL.submit(runnable), f)
 }

@@ -3,9 +3,10 @@
 //! Invariants:
 //! - `spawn` targets the current private pool if the thread has one (its worker, or inside
 //!   `Pool::block_on`: `scheduler/cores/context.rs`), else the global pool.
-//! - Started at most once per process, lazily by the first use that targets it (a `spawn` off
-//!   every private pool, `metrics`, `dump`, a `Spawner::global`; sized by `CREW_WORKERS`, else
-//!   `num_cpus::get()`), or explicitly by `Builder::build_global` before that.
+//! - Started at most once per process, lazily by the first spawn that targets it (a `spawn`
+//!   off every private pool, a `Spawner::global`'s; sized by `CREW_WORKERS`, else
+//!   `num_cpus::get()`), or explicitly by `Builder::build_global` before that. `metrics` and
+//!   `dump` never start it: before it runs they give zeroes and an empty dump.
 //! - Never dropped: its tasks hold no reference to it, and it keeps a registry of them only
 //!   with the task dump on.
 //! - A bad `CREW_WORKERS` makes every `spawn` panic with the error naming the variable, the
@@ -114,14 +115,12 @@ pub(crate) fn spawn_pinned_on_global<B: Build>(info: TaskInfo, task: B) -> JoinH
     shared().spawn(info, None, Some(pinned), task, schedule, (Global, ()), |handle| handle)
 }
 
-/// A snapshot of the global pool's counters (starting the pool if it has not started): polls,
-/// spawns, steals, parks and queue depths per worker, live tasks, the blocking pool. Cheap
-/// enough to call every second in production: it never blocks a worker. See [`Metrics`] for
-/// what each number tells.
-///
-/// # Panics
-///
-/// If the global pool cannot start (a bad `CREW_WORKERS`, say), as [`spawn`](fn@crate::spawn) does.
+/// A snapshot of the global pool's counters: polls, spawns, steals, parks and queue depths per
+/// worker, live tasks, the blocking pool. Cheap enough to call every second in production: it
+/// never blocks a worker. See [`Metrics`] for what each number tells. Before the global pool
+/// has started, it does not start it: the counters are zero and `workers` is empty (the
+/// blocking pool's counts are still read; every pool shares it), so a later
+/// [`Builder::build_global`] still configures the pool.
 ///
 /// # Examples
 ///
@@ -132,18 +131,18 @@ pub(crate) fn spawn_pinned_on_global<B: Build>(info: TaskInfo, task: B) -> JoinH
 /// assert!(after.spawned_outside > before.spawned_outside);
 /// assert!(after.total.polls > before.total.polls);
 /// ```
-#[track_caller]
 pub fn metrics() -> Metrics {
-    crate::pool::metrics_of(shared())
+    match GLOBAL.get() {
+        Some(pool) => crate::pool::metrics_of(pool.shared()),
+        None => crate::pool::metrics_before_start(),
+    }
 }
 
-/// Every live task of the global pool, with what it is doing and for how long (starting the
-/// pool if it has not started). Empty unless the task dump is on (`CREW_TASK_DUMP=on`, or
-/// [`Builder::task_dump`] before the pool starts). Never pauses the pool; see [`TaskDump`].
-///
-/// # Panics
-///
-/// If the global pool cannot start (a bad `CREW_WORKERS`, say), as [`spawn`](fn@crate::spawn) does.
+/// Every live task of the global pool, with what it is doing and for how long. Empty unless
+/// the task dump is on (`CREW_TASK_DUMP=on`, or [`Builder::task_dump`] before the pool starts).
+/// Never pauses the pool; see [`TaskDump`]. Before the global pool has started, it does not
+/// start it: the dump is empty (and says whether the pool will keep records, as
+/// `CREW_TASK_DUMP` says), so a later [`Builder::build_global`] still configures the pool.
 ///
 /// # Examples
 ///
@@ -156,9 +155,11 @@ pub fn metrics() -> Metrics {
 ///     println!("{}: {}", task.info(), task.state());
 /// }
 /// ```
-#[track_caller]
 pub fn dump() -> TaskDump {
-    shared().dump()
+    match GLOBAL.get() {
+        Some(pool) => pool.shared().dump(),
+        None => TaskDump::new(Vec::new(), crate::config::task_dump_from_env()),
+    }
 }
 
 /// The global pool as a task's home: a task's end is counted on the worker that ends it, or

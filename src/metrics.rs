@@ -92,6 +92,27 @@ pub struct Metrics {
     pub elapsed: Duration,
 }
 
+impl Metrics {
+    /// A pool's metrics before it started: no worker, every count zero.
+    pub(crate) fn not_started() -> Metrics {
+        Metrics {
+            workers: Vec::new(),
+            total: WorkerMetrics::default(),
+            spawned_outside: 0,
+            live_tasks: 0,
+            notifies_outside: 0,
+            notifies_skipped_outside: 0,
+            injector_depth: 0,
+            stuck_threads: 0,
+            threads_started: 0,
+            spare_threads: 0,
+            slow_poll_reports_dropped: 0,
+            blocking: BlockingMetrics::default(),
+            elapsed: Duration::ZERO,
+        }
+    }
+}
+
 /// One worker's counters (or their sum, in [`Metrics::total`]).
 ///
 /// # Examples

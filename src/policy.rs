@@ -18,6 +18,8 @@ use std::any::Any;
 use std::fmt;
 use std::panic;
 
+use crate::identity::{TaskId, TaskLabel};
+
 /// A panic payload, as `catch_unwind` returns it.
 pub(crate) type Payload = Box<dyn Any + Send + 'static>;
 
@@ -110,7 +112,7 @@ pub trait Policy: sealed::Sealed + Copy + Send + Sync + fmt::Debug + 'static {
 
     /// Turns how the task ended into the awaiter's output.
     #[doc(hidden)]
-    fn complete<T>(outcome: Outcome<T>) -> Self::Output<T>;
+    fn complete<T>(outcome: Outcome<T>, task: TaskLabel) -> Self::Output<T>;
 }
 
 /// The default policy: awaiting the handle of a task that panicked resumes the original panic
@@ -174,7 +176,7 @@ impl Policy for Propagate {
     const SWALLOW: bool = false;
     const SKIP_ABORTED: bool = true;
 
-    fn complete<T>(outcome: Outcome<T>) -> T {
+    fn complete<T>(outcome: Outcome<T>, _task: TaskLabel) -> T {
         match outcome {
             Outcome::Finished(value) => value,
             Outcome::Panicked(payload) => panic::resume_unwind(payload),
@@ -190,14 +192,15 @@ impl Policy for Catch {
     const SWALLOW: bool = false;
     const SKIP_ABORTED: bool = false;
 
-    fn complete<T>(outcome: Outcome<T>) -> Result<T, JoinError> {
-        match outcome {
-            Outcome::Finished(value) => Ok(value),
-            Outcome::Panicked(payload) => Err(JoinError { repr: Repr::Panic(payload) }),
-            Outcome::Swallowed => Err(JoinError { repr: Repr::Panic(Box::new(Ignore::PANIC_MESSAGE)) }),
-            Outcome::Cancelled => Err(JoinError { repr: Repr::Cancelled }),
-            Outcome::Aborted => Err(JoinError { repr: Repr::Aborted }),
-        }
+    fn complete<T>(outcome: Outcome<T>, task: TaskLabel) -> Result<T, JoinError> {
+        let repr = match outcome {
+            Outcome::Finished(value) => return Ok(value),
+            Outcome::Panicked(payload) => Repr::Panic(payload),
+            Outcome::Swallowed => Repr::Panic(Box::new(Ignore::PANIC_MESSAGE)),
+            Outcome::Cancelled => Repr::Cancelled,
+            Outcome::Aborted => Repr::Aborted,
+        };
+        Err(JoinError { repr, task })
     }
 }
 
@@ -206,7 +209,7 @@ impl Policy for Ignore {
     const SWALLOW: bool = true;
     const SKIP_ABORTED: bool = true;
 
-    fn complete<T>(outcome: Outcome<T>) -> T {
+    fn complete<T>(outcome: Outcome<T>, _task: TaskLabel) -> T {
         match outcome {
             Outcome::Finished(value) => value,
             Outcome::Panicked(_) | Outcome::Swallowed => panic!("{}", Ignore::PANIC_MESSAGE),
@@ -217,7 +220,14 @@ impl Policy for Ignore {
 }
 
 /// Why a task spawned with [`Catch`] did not return a value: it panicked (the payload is kept
-/// here), or it was dropped before finishing because its pool shut down.
+/// here, [`is_panic`](JoinError::is_panic)), it was dropped before finishing because its pool
+/// shut down ([`is_cancelled`](JoinError::is_cancelled)), or it was aborted before it finished
+/// ([`JoinHandle::abort`](crate::JoinHandle::abort), an
+/// [`AbortHandle`](crate::task::AbortHandle), a set's `abort_all`: then both
+/// [`is_aborted`](JoinError::is_aborted) and `is_cancelled`; a task that finished before the
+/// abort took effect gives its output, not an error). It names the task: its
+/// [`id`](JoinError::id) and [`name`](JoinError::name), which its `Display` says
+/// (`task 17 "fetch" panicked: boom`).
 ///
 /// # Examples
 ///
@@ -231,6 +241,8 @@ impl Policy for Ignore {
 /// ```
 pub struct JoinError {
     repr: Repr,
+    /// The task's id and name.
+    task: TaskLabel,
 }
 
 enum Repr {
@@ -240,6 +252,37 @@ enum Repr {
 }
 
 impl JoinError {
+    /// The id of the task this error is about, as its [`JoinHandle::id`](crate::JoinHandle::id)
+    /// gave it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::spawn_with(crew::Catch, async { panic!("boom") });
+    /// let id = handle.id();
+    /// let err = crew::block_on(handle).unwrap_err();
+    /// assert_eq!(err.id(), id);
+    /// assert_eq!(err.to_string(), format!("task {id} panicked: boom"));
+    /// ```
+    pub fn id(&self) -> TaskId {
+        self.task.id()
+    }
+
+    /// The name of the task this error is about, if it was given one
+    /// ([`task::Builder::name`](crate::task::Builder::name)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::task::Builder::new().name("fetch").policy(crew::Catch).spawn(async { panic!("boom") });
+    /// let err = crew::block_on(handle).unwrap_err();
+    /// assert_eq!(err.name(), Some("fetch"));
+    /// assert_eq!(err.to_string(), format!("task {} \"fetch\" panicked: boom", err.id()));
+    /// ```
+    pub fn name(&self) -> Option<&str> {
+        self.task.name()
+    }
+
     /// True if the task panicked.
     ///
     /// # Examples
@@ -347,21 +390,29 @@ pub(crate) fn payload_message(payload: &(dyn Any + Send)) -> Option<&str> {
 
 impl fmt::Debug for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.repr {
-            Repr::Panic(_) => f.debug_tuple("JoinError::Panic").field(&self.panic_message()).finish(),
-            Repr::Cancelled => f.write_str("JoinError::Cancelled"),
-            Repr::Aborted => f.write_str("JoinError::Aborted"),
+        let kind = match &self.repr {
+            Repr::Panic(_) => "JoinError::Panic",
+            Repr::Cancelled => "JoinError::Cancelled",
+            Repr::Aborted => "JoinError::Aborted",
+        };
+        let mut debug = f.debug_struct(kind);
+        debug.field("id", &self.task.id().as_u64()).field("name", &self.task.name());
+        if let Repr::Panic(_) = &self.repr {
+            debug.field("message", &self.panic_message());
         }
+        debug.finish()
     }
 }
 
+/// `task 17 "fetch" panicked: boom`, `task 17 was cancelled: its pool shut down before it
+/// finished`, `task 17 was aborted before it finished`.
 impl fmt::Display for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.repr, self.panic_message()) {
-            (Repr::Panic(_), Some(message)) => write!(f, "task panicked: {message}"),
-            (Repr::Panic(_), None) => f.write_str("task panicked with a non-string payload"),
-            (Repr::Cancelled, _) => f.write_str(CANCELLED_MESSAGE),
-            (Repr::Aborted, _) => f.write_str(ABORTED_MESSAGE),
+            (Repr::Panic(_), Some(message)) => write!(f, "{} panicked: {message}", self.task),
+            (Repr::Panic(_), None) => write!(f, "{} panicked with a non-string payload", self.task),
+            (Repr::Cancelled, _) => write!(f, "{} was cancelled: its pool shut down before it finished", self.task),
+            (Repr::Aborted, _) => write!(f, "{} was aborted before it finished", self.task),
         }
     }
 }

@@ -38,7 +38,8 @@ use crate::sync::Arc;
 /// long as that thread holds it: drop a pool outside the locks its tasks' destructors take.
 ///
 /// [`crew::spawn`](crate::spawn) called on one of this pool's threads (inside its tasks) or
-/// inside [`Pool::block_on`] spawns onto this pool; elsewhere it spawns onto the global pool.
+/// inside [`Pool::block_on`] (or in a `spawn_blocking` job started there) spawns onto this
+/// pool; elsewhere it spawns onto the global pool.
 /// A task spawned onto a pool that is shutting down (through a [`Spawner`](crate::Spawner) or
 /// a `&Pool`, from a task's `Drop` during the pool's drop, say) is dropped at once, and its
 /// handle reports it cancelled, as tokio does. Shutdown drops tasks with no pool current, so
@@ -379,6 +380,18 @@ impl fmt::Debug for Pool {
 pub(crate) fn metrics_of(shared: &crate::scheduler::Shared) -> Metrics {
     #[allow(unused_mut)] // loom builds have no blocking pool to read.
     let mut metrics = shared.metrics();
+    #[cfg(not(loom))]
+    {
+        metrics.blocking = crate::blocking::metrics();
+    }
+    metrics
+}
+
+/// The global pool's metrics before it started (`crew::metrics`): no worker, every counter zero,
+/// the blocking pool's counts as they are.
+pub(crate) fn metrics_before_start() -> Metrics {
+    #[allow(unused_mut)] // loom builds have no blocking pool to read.
+    let mut metrics = Metrics::not_started();
     #[cfg(not(loom))]
     {
         metrics.blocking = crate::blocking::metrics();

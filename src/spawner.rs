@@ -3,8 +3,9 @@
 //!
 //! Invariants:
 //! - A spawner names its pool for good: the global pool, or one private pool, never "the
-//!   current pool". So what a library spawns through it lands where its owner chose, whatever
-//!   thread the library spawns from.
+//!   current pool" ([`Spawner::current`] resolves the current pool once, when called). So what a
+//!   library spawns through it lands where its owner chose, whatever thread the library spawns
+//!   from.
 //! - A private pool's spawner holds the pool's shared state, not the [`Pool`]: it does not keep
 //!   the pool's threads alive. Once the pool is dropped, what it spawns is dropped at once and
 //!   its handle reports it cancelled; [`Spawner::is_shut_down`] says so beforehand.
@@ -60,6 +61,32 @@ impl Spawner {
     /// ```
     pub fn global() -> Spawner {
         Spawner { private: None }
+    }
+
+    /// The spawner of the pool this code runs on, resolved now, as tokio's `Handle::current`:
+    /// inside a private [`Pool`]'s task, its [`Pool::block_on`], or a
+    /// [`spawn_blocking`](crate::spawn_blocking) job started from either, that pool; anywhere
+    /// else (the global pool's tasks, a thread of no pool), the global pool. So a library can
+    /// capture where its caller runs and spawn there later from any thread. If that private pool
+    /// is gone by then, what it spawns is cancelled at once (see [`Spawner::is_shut_down`]).
+    /// Unlike [`crew::spawn`](crate::spawn), whose target is resolved at each spawn on the
+    /// spawning thread, the spawner keeps the pool it found.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = crew::Pool::builder().workers(1).thread_name("mine").build().unwrap();
+    /// // Captured inside the pool's task, used from a thread of no pool.
+    /// let spawner = crew::block_on(pool.spawn(async { crew::Spawner::current() }));
+    /// let name = std::thread::spawn(move || {
+    ///     crew::block_on(spawner.spawn(async { std::thread::current().name().unwrap().to_owned() }))
+    /// })
+    /// .join()
+    /// .unwrap();
+    /// assert!(name.starts_with("mine-"), "{name}");
+    /// ```
+    pub fn current() -> Spawner {
+        Spawner { private: crate::scheduler::current_private_pool() }
     }
 
     /// The spawner of `pool`.

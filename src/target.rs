@@ -8,7 +8,8 @@
 //!   their `_with` and `_on` forms) go through [`spawn_named`] or [`spawn_told`]; `Pool::spawn`
 //!   calls its pool's directly.
 //! - [`Target::Current`] is resolved at the spawn, on the spawning thread: the private pool the
-//!   thread works for or blocks in (`scheduler/cores/context.rs`), else the global pool.
+//!   thread works for or blocks in, or whose task started the blocking job it runs
+//!   (`scheduler/cores/context.rs`), else the global pool.
 //! - A private pool's tasks hold a reference to the pool in their metadata (their schedule
 //!   function captures nothing); the global pool's hold none (it is never dropped).
 
@@ -97,8 +98,8 @@ where
 /// [`Pool::block_on`](crate::Pool::block_on), where it spawns onto that pool, as `tokio::spawn` spawns onto the runtime it is called in.
 ///
 /// Callable from any thread — `main`, a crew worker, a foreign thread, a `Drop` impl — with no
-/// runtime context. The first call that targets the global pool starts it. A `spawn_blocking`
-/// job runs on no pool's thread: it spawns onto the global pool.
+/// runtime context. The first call that targets the global pool starts it. Inside a
+/// `spawn_blocking` job it spawns onto the pool whose task or `block_on` started the job.
 ///
 /// # Panics
 ///

@@ -315,10 +315,11 @@ fn cancelling_a_handle_after_it_returned_panics_saying_so() {
 }
 
 #[test]
-fn a_handle_is_four_words_and_keeps_its_id_after_it_returned() {
+fn a_handle_is_five_words_and_keeps_its_id_after_it_returned() {
     // A lock word (taken only by `abort_handle`), the task (async-task's pointer, or the aborter
-    // shared with abort handles) and the id, whose top bit says "returned".
-    assert_eq!(std::mem::size_of::<crew::JoinHandle<u64>>(), 4 * std::mem::size_of::<usize>());
+    // shared with abort handles), the id, whose top bit says "returned", and the task's name for
+    // a `JoinError` (a pointer, null unless the task is named).
+    assert_eq!(std::mem::size_of::<crew::JoinHandle<u64>>(), 5 * std::mem::size_of::<usize>());
     let mut handle = crew::spawn(async { 7 });
     let id = handle.id();
     assert_eq!(crew::block_on(&mut handle), 7);

@@ -368,3 +368,33 @@ fn sets_groups_and_abort_handles_are_send_and_sync() {
     assert_send_sync(&abort);
     assert_eq!(crew::block_on(set.join_next()), Some(1));
 }
+
+#[test]
+fn join_all_gives_every_output_and_a_panic_cancels_the_members_left() {
+    with_timeout(|| {
+        let set: crew::task::JoinSet<u32, crew::Catch> = (0..10u32).map(|n| async move { n }).collect();
+        let mut outputs: Vec<u32> = crew::block_on(set.join_all()).into_iter().map(Result::unwrap).collect();
+        outputs.sort_unstable();
+        assert_eq!(outputs, (0..10).collect::<Vec<_>>());
+
+        // Under Propagate, the first panic met resumes, and the set's drop cancels the rest.
+        let (dropped_tx, dropped_rx) = std::sync::mpsc::channel::<()>();
+        struct Dropped(std::sync::mpsc::Sender<()>);
+        impl Drop for Dropped {
+            fn drop(&mut self) {
+                let _ = self.0.send(());
+            }
+        }
+        let mut set = crew::task::JoinSet::new();
+        let guard = Dropped(dropped_tx);
+        set.extend([Box::pin(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await
+        }) as std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>]);
+        set.spawn(async { panic!("expected: the member's panic") });
+        let payload =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crew::block_on(set.join_all()))).unwrap_err();
+        assert_eq!(common::payload_message(payload.as_ref()), Some("expected: the member's panic"));
+        dropped_rx.recv().expect("the pending member was cancelled, its future dropped");
+    });
+}

@@ -86,10 +86,13 @@ fn catch_gives_ok_when_the_task_does_not_panic() {
 fn catch_gives_an_error_carrying_a_str_payload_and_its_message() {
     install_counting_hook();
     with_timeout(|| {
-        let err = crew::block_on(crew::spawn_with(crew::Catch, async { panic!("expected: catch str") })).unwrap_err();
+        let handle = crew::spawn_with(crew::Catch, async { panic!("expected: catch str") });
+        let id = handle.id();
+        let err = crew::block_on(handle).unwrap_err();
         assert!(err.is_panic() && !err.is_cancelled());
         assert_eq!(err.panic_message(), Some("expected: catch str"));
-        assert_eq!(err.to_string(), "task panicked: expected: catch str");
+        assert_eq!((err.id(), err.name()), (id, None));
+        assert_eq!(err.to_string(), format!("task {id} panicked: expected: catch str"));
         assert_eq!(err.into_panic().downcast_ref::<&str>(), Some(&"expected: catch str"));
     });
 }

@@ -224,9 +224,11 @@ fn held_handles_of_dropped_tasks_report_cancelled_under_every_policy() {
 
         for handle in catch {
             assert!(handle.is_finished());
+            let id = handle.id();
             let err = crew::block_on(handle).unwrap_err();
             assert!(err.is_cancelled() && !err.is_panic(), "{err:?}");
-            assert_eq!(err.to_string(), crew::CANCELLED_MESSAGE);
+            assert_eq!(err.id(), id);
+            assert_eq!(err.to_string(), format!("task {id} was cancelled: its pool shut down before it finished"));
             assert!(err.try_into_panic().is_err(), "a cancelled task has no panic payload");
         }
         for handle in propagate {

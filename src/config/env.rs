@@ -164,6 +164,12 @@ const STUCK_EXPECTED: &str =
 
 const TASK_DUMP_EXPECTED: &str = "`on` or `off`";
 
+/// Whether the global pool will keep task records if it starts with no `Builder::task_dump`:
+/// `CREW_TASK_DUMP` is `on` (a bad value is reported when the pool starts, not here).
+pub(crate) fn task_dump_from_env() -> bool {
+    matches!(task_dump(&Env::from_process()), Ok(Some(true)))
+}
+
 /// `CREW_TASK_DUMP`, if set.
 pub(crate) fn task_dump(env: &Env) -> Result<Option<bool>, BuildError> {
     let Some(value) = text(TASK_DUMP_ENV, &env.task_dump, TASK_DUMP_EXPECTED)? else { return Ok(None) };

@@ -28,7 +28,7 @@ mod limits;
 
 use std::time::Duration;
 
-pub(crate) use env::Env;
+pub(crate) use env::{task_dump_from_env, Env};
 pub use env::{MAX_STUCK_THREADS_ENV, MEMBARRIER_ENV, TAKEOVER_ENV, TASK_DUMP_ENV, TEST_SEED_ENV, WORKERS_ENV};
 pub use error::BuildError;
 pub use limits::{

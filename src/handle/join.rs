@@ -34,7 +34,7 @@ use super::outcome::{noop_waker, outcome, Fallible, TaskOutput};
 use crate::policy::{Outcome, Policy, Propagate};
 use std::sync::Arc;
 
-use crate::identity::TaskId;
+use crate::identity::{TaskId, TaskLabel, TaskNameRef};
 use crate::scheduler::TaskMeta;
 use crate::sync::planted_bug;
 
@@ -63,6 +63,8 @@ pub struct JoinHandle<T, P: Policy = Propagate> {
     /// The task's id (async-task's `FallibleTask` does not lend the task's metadata, and a copy
     /// of all of it would triple the handle's size), and in its top bit, [`RETURNED`].
     id_returned: u64,
+    /// The task's name, for a [`JoinError`](crate::JoinError): one pointer, `None` if unnamed.
+    name: TaskNameRef,
     /// `fn() -> P`: the handle is `Unpin`, `Send` and `Sync` whatever `P` is.
     policy: PhantomData<fn() -> P>,
 }
@@ -95,9 +97,16 @@ pub(crate) const POLLED_AFTER_RETURN: &str =
 
 impl<T, P: Policy> JoinHandle<T, P> {
     pub(crate) fn new(task: async_task::Task<TaskOutput<T>, TaskMeta>) -> JoinHandle<T, P> {
-        let id = task.metadata().info().id().as_u64();
+        let info = task.metadata().info();
+        let id = info.id().as_u64();
         debug_assert_eq!(id & (RETURNED | POLLED_PENDING), 0, "task ids never reach 2^62");
-        JoinHandle { task: std::sync::Mutex::new(Task::Owned(task.fallible())), id_returned: id, policy: PhantomData }
+        let name = info.label().into_name();
+        JoinHandle {
+            task: std::sync::Mutex::new(Task::Owned(task.fallible())),
+            id_returned: id,
+            name,
+            policy: PhantomData,
+        }
     }
 
     /// The task's id, as slow-poll reports name it.
@@ -176,6 +185,31 @@ impl<T, P: Policy> JoinHandle<T, P> {
         AbortHandle::new(aborter, self.id())
     }
 
+    /// Aborts the task, as tokio's `JoinHandle::abort`: its future is dropped at its next return
+    /// from a poll (at once if it is not running), unless it finished first. Awaiting this
+    /// handle afterwards gives what [`abort_handle`](JoinHandle::abort_handle) says: the
+    /// task's output if it finished first, else [`ABORTED_MESSAGE`] as a panic under
+    /// [`Propagate`] and [`Ignore`](crate::Ignore), `Err` with [`JoinError::is_aborted`] under
+    /// [`Catch`](crate::Catch). Unlike dropping the handle, it keeps the handle to await.
+    ///
+    /// [`ABORTED_MESSAGE`]: crate::ABORTED_MESSAGE
+    /// [`JoinError::is_aborted`]: crate::JoinError::is_aborted
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let handle = crew::spawn_with(crew::Catch, std::future::pending::<()>());
+    /// handle.abort();
+    /// let err = crew::block_on(handle).unwrap_err();
+    /// assert!(err.is_aborted());
+    /// ```
+    pub fn abort(&self)
+    where
+        T: Send + 'static,
+    {
+        self.abort_handle().abort();
+    }
+
     /// Cancels the task and waits until its future is dropped.
     ///
     /// Returns `None` if the task had not finished, else `Some` of what awaiting the handle would
@@ -215,7 +249,17 @@ impl<T, P: Policy> JoinHandle<T, P> {
             },
         };
         let output = if planted_bug!("cancel_forgets_output") { output.and_then(forget_output) } else { output };
-        output.map(P::complete)
+        output.map(|output| P::complete(output, self.label()))
+    }
+
+    /// The task's name, kept for a set's aborted member whose handle is dropped.
+    pub(crate) fn name_ref(&self) -> TaskNameRef {
+        self.name.clone()
+    }
+
+    /// The task's id and name, for what the policy makes of its end.
+    pub(crate) fn label(&self) -> TaskLabel {
+        self.name.label(self.id())
     }
 
     /// True once the task completed (returned or panicked) or its future was dropped (aborted
@@ -299,7 +343,7 @@ impl<T, P: Policy> Future for JoinHandle<T, P> {
     type Output = P::Output<T>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.poll_outcome(cx).map(P::complete)
+        self.poll_outcome(cx).map(|outcome| P::complete(outcome, self.label()))
     }
 }
 

@@ -345,6 +345,11 @@ impl TaskInfo {
         self.set()?.name.as_deref()
     }
 
+    /// The task's id and name, as a `JoinError` keeps them.
+    pub(crate) fn label(&self) -> TaskLabel {
+        TaskLabel { id: self.id, named: self.extra.clone().filter(|extra| extra.name.is_some()) }
+    }
+
     /// The task's name, if it was given one.
     ///
     /// # Examples
@@ -369,6 +374,63 @@ impl TaskInfo {
     /// ```
     pub fn location(&self) -> &'static Location<'static> {
         self.location
+    }
+}
+
+/// A task's id and name, as a [`JoinError`](crate::JoinError) keeps them: the name shares the
+/// task's out-of-line identity (one pointer, none for an unnamed task).
+///
+/// Public only so that the sealed `Policy` trait can name it; not reachable by users.
+#[allow(unreachable_pub)]
+#[derive(Clone)]
+pub struct TaskLabel {
+    id: TaskId,
+    /// Only a named task's part: a label does not keep a record or a set alive.
+    named: Option<Arc<Extra>>,
+}
+
+impl TaskLabel {
+    /// The task's id.
+    pub(crate) fn id(&self) -> TaskId {
+        self.id
+    }
+
+    /// The task's name, if it was given one.
+    pub(crate) fn name(&self) -> Option<&str> {
+        self.named.as_deref()?.name.as_deref()
+    }
+
+    /// The name's part alone, for a holder that keeps the id elsewhere (a `JoinHandle`).
+    pub(crate) fn into_name(self) -> TaskNameRef {
+        TaskNameRef(self.named)
+    }
+}
+
+/// A named task's name, kept as one pointer (see [`TaskLabel`]); `None` for an unnamed task.
+#[derive(Clone, Default)]
+pub(crate) struct TaskNameRef(Option<Arc<Extra>>);
+
+impl TaskNameRef {
+    /// The label of the task `id` whose name this is.
+    pub(crate) fn label(&self, id: TaskId) -> TaskLabel {
+        TaskLabel { id, named: self.0.clone() }
+    }
+}
+
+impl fmt::Debug for TaskLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskLabel").field("id", &self.id.as_u64()).field("name", &self.name()).finish()
+    }
+}
+
+/// `task 17 "fetch"`, or `task 17` when unnamed.
+impl fmt::Display for TaskLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "task {}", self.id)?;
+        if let Some(name) = self.name() {
+            write!(f, " \"{}\"", Escaped(name))?;
+        }
+        Ok(())
     }
 }
 

@@ -11,12 +11,14 @@
 //!   it.
 //! - Nothing here names a pool, a handle or a queue: every layer above builds on it.
 
+pub(crate) mod current;
 mod end;
 pub(crate) mod info;
 mod record;
 mod trace;
 
 pub use info::{TaskId, TaskInfo};
+pub(crate) use info::{TaskLabel, TaskNameRef};
 pub(crate) use record::Activity;
 // `Kind` is the blocking pool's too, which loom builds leave out.
 #[cfg(not(loom))]

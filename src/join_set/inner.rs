@@ -17,7 +17,7 @@ use event_listener::{Event, EventListener};
 use crate::handle::JoinHandle;
 use crate::handle::{noop_waker, Abort, AbortHandle};
 use crate::identity::info::{SetLabel, TaskName};
-use crate::identity::{OnTaskEnd, TaskId, TaskInfo};
+use crate::identity::{OnTaskEnd, TaskId, TaskInfo, TaskNameRef};
 use crate::policy::{Outcome, Policy};
 use crate::spawning::Spawnable;
 use crate::target::Target;
@@ -67,6 +67,8 @@ struct State<T, P: Policy> {
 struct Member<T, P: Policy> {
     /// `None` once aborted.
     handle: Option<JoinHandle<T, P>>,
+    /// Its name, once aborted (its handle is gone), for a `JoinError`.
+    aborted_name: TaskNameRef,
     /// Its id was taken from `ended` into `ready`.
     ended: bool,
     aborted: bool,
@@ -109,7 +111,10 @@ impl<T, P: Policy> Inner<T, P> {
     /// Moves every handle filed in `spawned` so far into `state`.
     fn take_spawned(&self, state: &mut State<T, P>) {
         while let Some((id, handle)) = self.spawned.pop() {
-            state.members.insert(id, Member { handle: Some(handle), ended: false, aborted: false });
+            state.members.insert(
+                id,
+                Member { handle: Some(handle), aborted_name: TaskNameRef::default(), ended: false, aborted: false },
+            );
         }
     }
 
@@ -241,7 +246,9 @@ impl<T: Send + 'static, P: Policy> Abort for Inner<T, P> {
             match state.members.get_mut(&id) {
                 Some(member) if !member.ended && member.handle.as_ref().is_some_and(|h| !h.is_finished()) => {
                     member.aborted = true;
-                    member.handle.take()
+                    let handle = member.handle.take();
+                    member.aborted_name = handle.as_ref().map(JoinHandle::name_ref).unwrap_or_default();
+                    handle
                 }
                 Some(_) => None,
                 // Detached: aborted all the same (its end hook removes the entry).
@@ -289,7 +296,7 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
         &self,
         cx: &mut Context<'_>,
         listener: &mut Option<EventListener>,
-    ) -> Poll<Option<P::Output<T>>> {
+    ) -> Poll<Option<(TaskId, P::Output<T>)>> {
         loop {
             let mut state = self.state();
             let Some(id) = state.ready.pop_front().or_else(|| self.ended.pop()) else {
@@ -316,17 +323,25 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
                 if P::SKIP_ABORTED {
                     continue;
                 }
-                return Poll::Ready(Some(P::complete(Outcome::Aborted)));
+                return Poll::Ready(Some((id, P::complete(Outcome::Aborted, member.aborted_name.label(id)))));
             };
             // Its future is gone; async-task may still be storing its output: then the handle
             // registers `cx`, and it goes back first in line.
             match handle.poll_outcome(cx) {
                 // Aborted through its own abort handle's path (the set's), or dropped by the pool.
                 Poll::Ready(Outcome::Aborted) if P::SKIP_ABORTED => continue,
-                Poll::Ready(ended) => return Poll::Ready(Some(P::complete(ended))),
+                Poll::Ready(ended) => return Poll::Ready(Some((id, P::complete(ended, handle.label())))),
                 Poll::Pending => {
                     let mut state = self.state();
-                    state.members.insert(id, Member { handle: Some(handle), ended: true, aborted: false });
+                    state.members.insert(
+                        id,
+                        Member {
+                            handle: Some(handle),
+                            aborted_name: TaskNameRef::default(),
+                            ended: true,
+                            aborted: false,
+                        },
+                    );
                     state.ready.push_front(id);
                     return Poll::Pending;
                 }
@@ -336,7 +351,7 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
 
     /// `try_join_next`: as [`poll_next`](Inner::poll_next), taking only a member whose output
     /// is already stored, and registering no waker.
-    pub(super) fn try_next(&self) -> Option<P::Output<T>> {
+    pub(super) fn try_next(&self) -> Option<(TaskId, P::Output<T>)> {
         loop {
             let mut state = self.state();
             let id = state.ready.pop_front().or_else(|| self.ended.pop())?;
@@ -354,9 +369,9 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
             drop(state);
             match member.handle {
                 // Finished: its poll returns at once, and registers nothing that is ever woken.
-                Some(handle) => return Some(now_or_never(handle)),
+                Some(handle) => return Some((id, now_or_never(handle))),
                 None if P::SKIP_ABORTED => continue,
-                None => return Some(P::complete(Outcome::Aborted)),
+                None => return Some((id, P::complete(Outcome::Aborted, member.aborted_name.label(id)))),
             }
         }
     }
@@ -372,7 +387,9 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
                 .filter(|(_, member)| !member.ended)
                 .filter_map(|(id, member)| {
                     member.aborted = true;
-                    Some((*id, member.handle.take()?))
+                    let handle = member.handle.take()?;
+                    member.aborted_name = handle.name_ref();
+                    Some((*id, handle))
                 })
                 .collect()
         };

@@ -49,6 +49,7 @@ use std::sync::Arc;
 
 use crate::handle::AbortHandle;
 use crate::identity::info::TaskName;
+use crate::identity::TaskId;
 use crate::policy::{Policy, Propagate};
 use crate::pool::Pool;
 use crate::target::Target;
@@ -253,7 +254,54 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
     /// ```
     pub async fn join_next(&self) -> Option<P::Output<T>> {
         let mut listener = None;
+        poll_fn(|cx| self.inner.poll_next(cx, &mut listener)).await.map(|(_, output)| output)
+    }
+
+    /// As [`join_next`](JoinSet::join_next), with the id of the member that ended (its
+    /// [`AbortHandle::id`]), as tokio's `join_next_with_id`. Under [`Catch`](crate::Catch) the
+    /// error also carries it ([`JoinError::id`](crate::JoinError::id)).
+    ///
+    /// # Panics
+    ///
+    /// As [`join_next`](JoinSet::join_next).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = crew::task::JoinSet::new();
+    /// let id = set.spawn(async { "one" }).id();
+    /// assert_eq!(crew::block_on(set.join_next_with_id()), Some((id, "one")));
+    /// ```
+    pub async fn join_next_with_id(&self) -> Option<(TaskId, P::Output<T>)> {
+        let mut listener = None;
         poll_fn(|cx| self.inner.poll_next(cx, &mut listener)).await
+    }
+
+    /// Waits for every member and returns their outputs in the order they ended (not the order
+    /// they were spawned), as tokio's `join_all`. Aborted members are skipped or given as `Err`
+    /// as [`join_next`](JoinSet::join_next) says.
+    ///
+    /// # Panics
+    ///
+    /// Under `Propagate`, resumes the first panic of a member it meets, and under `Ignore`
+    /// panics for a member that panicked; the set is dropped as the panic unwinds, which
+    /// cancels the members left (tokio's rule). Under `Catch`, never: every end is in the
+    /// vector.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set: crew::task::JoinSet<u32> = (1..=3u32).map(|n| async move { n * n }).collect();
+    /// let mut squares = crew::block_on(set.join_all());
+    /// squares.sort();
+    /// assert_eq!(squares, [1, 4, 9]);
+    /// ```
+    pub async fn join_all(self) -> Vec<P::Output<T>> {
+        let mut outputs = Vec::with_capacity(self.len());
+        while let Some(output) = self.join_next().await {
+            outputs.push(output);
+        }
+        outputs
     }
 
     /// The next member's output if one has ended and its output is ready, without waiting.
@@ -270,6 +318,23 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
     /// assert_eq!(two, 2);
     /// ```
     pub fn try_join_next(&self) -> Option<P::Output<T>> {
+        self.inner.try_next().map(|(_, output)| output)
+    }
+
+    /// As [`try_join_next`](JoinSet::try_join_next), with the member's id.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = crew::task::JoinSet::new();
+    /// let id = set.spawn(async { 2 }).id();
+    /// let ended = loop {
+    ///     if let Some(ended) = set.try_join_next_with_id() { break ended; }
+    ///     std::thread::yield_now();
+    /// };
+    /// assert_eq!(ended, (id, 2));
+    /// ```
+    pub fn try_join_next_with_id(&self) -> Option<(TaskId, P::Output<T>)> {
         self.inner.try_next()
     }
 
@@ -360,6 +425,60 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
 }
 
 /// Dropping the set aborts every member.
+/// A set of the futures spawned from an iterator, each as [`spawn`](JoinSet::spawn) does (onto
+/// the current pool), as tokio's `JoinSet` collects.
+///
+/// # Examples
+///
+/// ```
+/// use crew::task::JoinSet;
+///
+/// let set: JoinSet<_, crew::Catch> = (0..4).map(|n| async move { n + 1 }).collect();
+/// let total: i32 = crew::block_on(set.join_all()).into_iter().map(Result::unwrap).sum();
+/// assert_eq!(total, 10);
+/// ```
+impl<T, P, F> FromIterator<F> for JoinSet<T, P>
+where
+    T: Send + 'static,
+    P: Policy,
+    F: Future<Output = T> + Send + 'static,
+{
+    #[track_caller]
+    fn from_iter<I: IntoIterator<Item = F>>(futures: I) -> JoinSet<T, P> {
+        let set = JoinSet::with_policy();
+        for future in futures {
+            set.spawn(future);
+        }
+        set
+    }
+}
+
+/// Spawns each future into the set, as [`spawn`](JoinSet::spawn) does.
+///
+/// # Examples
+///
+/// ```
+/// let mut set = crew::task::JoinSet::new();
+/// set.extend((0..3).map(|n| async move { n }));
+/// assert_eq!(set.len(), 3);
+/// let mut all = crew::block_on(set.join_all());
+/// all.sort();
+/// assert_eq!(all, [0, 1, 2]);
+/// ```
+impl<T, P, F> Extend<F> for JoinSet<T, P>
+where
+    T: Send + 'static,
+    P: Policy,
+    F: Future<Output = T> + Send + 'static,
+{
+    #[track_caller]
+    fn extend<I: IntoIterator<Item = F>>(&mut self, futures: I) {
+        for future in futures {
+            self.spawn(future);
+        }
+    }
+}
+
 impl<T, P: Policy> Drop for JoinSet<T, P> {
     fn drop(&mut self) {
         // Outside the lock: dropping the handles cancels the members.

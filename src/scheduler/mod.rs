@@ -122,6 +122,8 @@ mod reactor_loop;
 mod sleep;
 mod takeover;
 
+#[cfg(not(loom))]
+pub(crate) use cores::context::enter_job_home;
 pub(crate) use cores::context::{
     count_task_end, current_paused_clock, current_private_pool, enter_pool, hand_off_core, shard_hint,
     try_hand_off_core, with_current_clock,

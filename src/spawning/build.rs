@@ -34,7 +34,7 @@ use crate::handle::JoinHandle;
 use crate::policy::{drop_payload, Policy};
 
 use crate::handle::TaskOutput;
-use crate::identity::{OnTaskEnd, TaskId, TaskInfo, Trace};
+use crate::identity::{current, OnTaskEnd, TaskId, TaskInfo, Trace};
 use crate::scheduler::{MakeLocal, Runnable, TaskMeta};
 
 pin_project! {
@@ -45,6 +45,8 @@ pin_project! {
         future: Option<F>,
         end: E,
         trace: Trace,
+        // What `crew::task::id` reads during each poll and drop (`identity/current.rs`).
+        id: TaskId,
         policy: PhantomData<P>,
     }
 
@@ -53,6 +55,7 @@ pin_project! {
             let mut this = this.project();
             // A finished task's span is not entered again: each entry is one poll.
             let _entered = this.future.is_some().then(|| this.trace.enter());
+            let _polling = this.future.is_some().then(|| current::enter(*this.id));
             // A future dropped unfinished (cancelled, or dropped by its pool) may panic in its
             // `Drop`; async-task aborts the process if that unwinds into it, so it stops here.
             // The panic hook has reported it; the payload is dropped.
@@ -67,7 +70,7 @@ pin_project! {
 impl<F, P, E: OnTaskEnd> TaskFuture<F, P, E> {
     /// Wraps `future` for the task `info`, which tells `end` when it ends.
     pub(crate) fn new(future: F, end: E, info: &TaskInfo) -> TaskFuture<F, P, E> {
-        TaskFuture { future: Some(future), end, trace: Trace::new(info, E::KIND), policy: PhantomData }
+        TaskFuture { future: Some(future), end, trace: Trace::new(info, E::KIND), id: info.id(), policy: PhantomData }
     }
 }
 
@@ -77,6 +80,7 @@ impl<F: Future, P: Policy, E: OnTaskEnd> Future for TaskFuture<F, P, E> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let _entered = this.trace.enter();
+        let _polling = current::enter(*this.id);
         let future = this.future.as_mut();
         let polled = this.trace.poll(cx, |cx| {
             panic::catch_unwind(AssertUnwindSafe(|| match future.as_pin_mut() {

@@ -1,7 +1,7 @@
 //! Tasks beyond `crew::spawn`: the task [`Builder`] (a name, a panic policy, a pool or a set to
 //! spawn on), task groups ([`JoinSet`], [`TaskGroup`]), [`AbortHandle`], and a task's identity
 //! ([`TaskId`], [`TaskInfo`]: its id, name and spawn location, as the task dump and slow-poll
-//! reports show it).
+//! reports show it; [`id()`] and [`try_id`], the running task's id).
 //!
 //! ```
 //! use crew::task::{Builder, JoinSet};
@@ -23,8 +23,10 @@
 //! of crew imports anything through this one but the layers above the handles (`http/`).
 
 mod builder;
+mod id;
 
 pub use crate::handle::AbortHandle;
 pub use crate::identity::{TaskId, TaskInfo};
 pub use crate::join_set::{JoinSet, TaskGroup};
 pub use builder::Builder;
+pub use id::{id, try_id};

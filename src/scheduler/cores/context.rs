@@ -73,16 +73,63 @@ pub(in crate::scheduler) fn note_private_pool() {
     PRIVATE_POOLS.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// The private pool this thread works for, or blocks in (see the module docs): where
-/// `crew::spawn` puts a task spawned on this thread. `None` elsewhere, and on the global pool's
-/// threads.
+/// The private pool this thread works for, or blocks in (see the module docs), or whose task
+/// started the blocking job it runs ([`JOB_HOME`]): where `crew::spawn` puts a task spawned on
+/// this thread. `None` elsewhere, and on the global pool's threads.
 #[inline(always)]
 pub(crate) fn current_private_pool() -> Option<Arc<Shared>> {
     // Relaxed: see `note_private_pool`.
     if !PRIVATE_POOLS.load(std::sync::atomic::Ordering::Relaxed) {
         return None;
     }
-    with_current(|current| (current.shared.kind == PoolKind::Private).then(|| current.shared.clone()))
+    with_current(|current| (current.shared.kind == PoolKind::Private).then(|| current.shared.clone())).or_else(job_home)
+}
+
+#[cfg(not(loom))]
+std::thread_local! {
+    /// The private pool whose task or `block_on` started the blocking job this thread runs now
+    /// (`blocking.rs`): where a `crew::spawn` inside the job goes. Only a job's own code sees
+    /// it: it is no worker context (no core, no paused clock, no local tasks).
+    static JOB_HOME: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
+}
+
+/// Makes `home` the pool a blocking job's spawns go to, until the guard drops (see
+/// [`JOB_HOME`]). Nothing for `None` (a job started off every private pool).
+#[cfg(not(loom))]
+pub(crate) fn enter_job_home(home: Option<Arc<Shared>>) -> JobHome {
+    let Some(home) = home else { return JobHome(false) };
+    let set =
+        JOB_HOME.try_with(|job_home| job_home.try_borrow_mut().map(|mut job_home| *job_home = Some(home)).is_ok());
+    JobHome(set.unwrap_or(false))
+}
+
+/// What [`enter_job_home`] returns: clears the job's home when dropped.
+#[cfg(not(loom))]
+#[derive(Debug)]
+#[must_use]
+pub(crate) struct JobHome(bool);
+
+#[cfg(not(loom))]
+impl Drop for JobHome {
+    fn drop(&mut self) {
+        if self.0 {
+            let home = JOB_HOME.try_with(|job_home| job_home.try_borrow_mut().ok()?.take()).ok().flatten();
+            drop(home);
+        }
+    }
+}
+
+/// The home of the blocking job this thread runs, if any (see [`JOB_HOME`]).
+#[inline(never)]
+fn job_home() -> Option<Arc<Shared>> {
+    #[cfg(not(loom))]
+    {
+        JOB_HOME.try_with(|job_home| job_home.try_borrow().ok()?.clone()).ok().flatten()
+    }
+    #[cfg(loom)]
+    {
+        None
+    }
 }
 
 /// True if this thread works for `shared`'s pool (a worker, a thread its core was handed off
