@@ -17,8 +17,9 @@
 //! - A future that finishes is never reported as timed out: [`Timeout`] polls its future before
 //!   it looks at the clock, so even a zero-duration timeout returns `Ok` for a ready future.
 //! - [`Timeout`] drops its future when it returns its result, timed out or not; polled again
-//!   after that it panics with a message (like any finished `async` block). [`Sleep`] stays
-//!   ready when polled again; [`Interval::tick`] moves on.
+//!   after that it panics with a message (like any finished `async` block), and so do its
+//!   accessors (`get_ref`, `get_mut`, `into_inner`): they reach the future only until then.
+//!   [`Sleep`] stays ready when polled again; [`Interval::tick`] moves on.
 //!
 //! Files, none importing another both ways: `clock.rs` ([`now`], [`advance`]), `sleep.rs`
 //! ([`Sleep`], which the others are built on), `timeout.rs` ([`Timeout`], [`Elapsed`]),

@@ -8,6 +8,11 @@
 //!   from then on), so whatever it holds is released then, not when the `Timeout` is dropped.
 //!   Polled again after that, the `Timeout` panics with a message, like any finished `async`
 //!   block.
+//! - The accessors ([`Timeout::get_ref`], [`Timeout::get_mut`], [`Timeout::into_inner`]) give
+//!   the future while the `Timeout` holds it, that is until it returned its result; called
+//!   after, they panic with a message naming that rule (there is no future left to give). They
+//!   never pin-project: `get_mut` takes `&mut self`, which a pinned `Timeout` of a `!Unpin`
+//!   future cannot give, so the future is never moved once pinned.
 
 use std::error::Error;
 use std::fmt;
@@ -63,10 +68,16 @@ pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
 pin_project! {
     /// The future returned by [`timeout`] and [`timeout_at`].
     ///
+    /// It holds its future until it returns its result, and drops it then: [`get_ref`],
+    /// [`get_mut`] and [`into_inner`] reach the future until that moment.
+    ///
     /// # Panics
     ///
     /// If polled again after it returned its result (like any finished `async` block).
-
+    ///
+    /// [`get_ref`]: Timeout::get_ref
+    /// [`get_mut`]: Timeout::get_mut
+    /// [`into_inner`]: Timeout::into_inner
     ///
     /// # Examples
     ///
@@ -110,6 +121,98 @@ impl<F: Future> Future for Timeout<F> {
         this.future.set(None);
         Poll::Ready(result)
     }
+}
+
+impl<F> Timeout<F> {
+    /// The future this timeout runs.
+    ///
+    /// # Panics
+    ///
+    /// If the timeout already returned its result: it drops its future then (see the module
+    /// docs of [`crew::time`](super)); the message says so.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let wake_at = Instant::now() + Duration::from_secs(60);
+    /// let limited = crew::time::timeout(Duration::from_secs(1), crew::time::sleep_until(wake_at));
+    /// assert_eq!(limited.get_ref().deadline(), Some(wake_at));
+    /// ```
+    #[track_caller]
+    pub fn get_ref(&self) -> &F {
+        match &self.future {
+            Some(future) => future,
+            None => returned("get_ref"),
+        }
+    }
+
+    /// The future this timeout runs, to change it between polls.
+    ///
+    /// # Panics
+    ///
+    /// If the timeout already returned its result: it drops its future then; the message says
+    /// so.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let nap = crew::time::sleep(Duration::from_secs(3600));
+    /// let mut limited = crew::time::timeout(Duration::from_secs(60), nap);
+    /// // Wake the sleep now: it finishes before the limit.
+    /// limited.get_mut().reset(Instant::now());
+    /// assert_eq!(crew::block_on(limited), Ok(()));
+    /// ```
+    #[track_caller]
+    pub fn get_mut(&mut self) -> &mut F {
+        match &mut self.future {
+            Some(future) => future,
+            None => returned("get_mut"),
+        }
+    }
+
+    /// The future this timeout runs, without the time limit (its timer is dropped).
+    ///
+    /// # Panics
+    ///
+    /// If the timeout already returned its result: it drops its future then; the message says
+    /// so.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let pool = crew::Pool::builder().workers(1).start_paused(true).build().unwrap();
+    /// pool.block_on(async {
+    ///     let slow = crew::time::sleep(Duration::from_secs(60));
+    ///     let limited = crew::time::timeout(Duration::from_secs(1), slow);
+    ///     // No limit any more: the sleep runs its full minute.
+    ///     let start = crew::time::now();
+    ///     limited.into_inner().await;
+    ///     assert_eq!(crew::time::now() - start, Duration::from_secs(60));
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn into_inner(self) -> F {
+        match self.future {
+            Some(future) => future,
+            None => returned("into_inner"),
+        }
+    }
+}
+
+/// The panic of an accessor called after the result was returned.
+#[cold]
+#[track_caller]
+fn returned(accessor: &str) -> ! {
+    panic!(
+        "crew::time::Timeout::{accessor} called after the timeout returned its result: a Timeout drops its \
+         future when it returns, so there is no future left"
+    );
 }
 
 /// The error of a [`timeout`] whose future did not finish in time.
