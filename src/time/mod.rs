@@ -1,6 +1,8 @@
 //! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`timeout_at`] and [`interval`], on
 //! crew's I/O driver, or on a paused pool's virtual clock; [`now`], and [`advance`] for a paused
-//! clock.
+//! clock. What tokio's users reach for is here under tokio's names: an [`Interval`]'s
+//! [`MissedTickBehavior`] and `reset*` methods, an `Interval` as a `Stream` of ticks, and a
+//! [`Timeout`]'s `get_ref`, `get_mut` and `into_inner`.
 //!
 //! Invariants:
 //! - No thread per timer: every timer is an entry of the driver's wheel (`driver/timer/`), filed
@@ -20,10 +22,14 @@
 //!   after that it panics with a message (like any finished `async` block), and so do its
 //!   accessors (`get_ref`, `get_mut`, `into_inner`): they reach the future only until then.
 //!   [`Sleep`] stays ready when polled again; [`Interval::tick`] moves on.
+//! - An [`Interval`] yields each tick with the instant it was due at. A tick more than 5 ms late
+//!   (tokio's tolerance) moves the schedule as its [`MissedTickBehavior`] says (`Burst`, the
+//!   default, keeps it); lateness is read on the interval's own clock. As a `Stream` an interval
+//!   never ends.
 //!
 //! Files, none importing another both ways: `clock.rs` ([`now`], [`advance`]), `sleep.rs`
 //! ([`Sleep`], which the others are built on), `timeout.rs` ([`Timeout`], [`Elapsed`]),
-//! `interval.rs` ([`Interval`]); this file only wires them.
+//! `interval.rs` ([`Interval`], [`MissedTickBehavior`]); this file only wires them.
 //!
 //! [`Builder::start_paused`]: crate::Builder::start_paused
 
@@ -33,6 +39,6 @@ mod sleep;
 mod timeout;
 
 pub use clock::{advance, now, Advance};
-pub use interval::{interval, interval_at, Interval};
+pub use interval::{interval, interval_at, Interval, MissedTickBehavior};
 pub use sleep::{sleep, sleep_until, Sleep};
 pub use timeout::{timeout, timeout_at, Elapsed, Timeout};

@@ -3,7 +3,8 @@
 //!
 //! Invariants:
 //! - A sleep's clock is bound when it is made (a paused pool's, or the real one) and never
-//!   changes.
+//!   changes; [`Sleep::clock_now`] reads that clock, so an interval built on a sleep measures
+//!   lateness where its deadlines are.
 //! - Its timer is filed at its first poll, not before, and taken out (with its waker) when the
 //!   sleep is dropped or reset: a reset or dropped timer never wakes its task, and a paused clock
 //!   never jumps to a deadline nobody waits for.
@@ -147,6 +148,14 @@ impl Sleep {
     /// ```
     pub fn reset(&mut self, deadline: Instant) {
         self.set(Some(deadline));
+    }
+
+    /// The current instant on the clock this sleep reads: its paused pool's, or the real one.
+    pub(super) fn clock_now(&self) -> Instant {
+        match &self.timer {
+            SleepTimer::Real(_) => Instant::now(),
+            SleepTimer::Paused(timer) => timer.clock.now(),
+        }
     }
 
     /// Makes this sleep complete at `deadline`, or never.
