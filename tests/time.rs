@@ -1,7 +1,8 @@
 //! `crew::time`: sleeps complete no earlier than their deadline, 100,000 concurrent sleeps cost no
-//! thread each, `timeout` gives `Ok`/`Err(Elapsed)` and drops the timed-out future, a dropped
-//! timer releases its waker and never wakes, `interval` keeps its schedule (burst catch-up), and
-//! timers fire on a pool whose workers alone turn crew's driver.
+//! thread each, `timeout` gives `Ok`/`Err(Elapsed)` and drops the timed-out future (its accessors
+//! reach the future until then, and panic after), a dropped timer releases its waker and never
+//! wakes, `interval` keeps its schedule (burst catch-up), and timers fire on a pool whose workers
+//! alone turn crew's driver. `tests/interval.rs` has the other missed-tick behaviours.
 //!
 //! The only timing assertions are "no earlier than the deadline" (a correctness property); every
 //! wait is otherwise bounded only by the hang timeout of `tests/common`.
@@ -22,7 +23,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crew::time::{interval, interval_at, sleep, sleep_until, timeout, timeout_at, Elapsed};
+use crew::time::{interval, interval_at, sleep, sleep_until, timeout, timeout_at, Elapsed, Timeout};
 use futures::FutureExt;
 
 use common::{payload_message, wait_until, with_timeout, DropCounter};
@@ -267,6 +268,85 @@ fn a_timeout_drops_its_future_when_it_returns_and_panics_if_polled_again() {
             );
             drop(limited);
             assert_eq!(drops.load(Ordering::SeqCst), 1);
+        }
+    });
+}
+
+/// A future that is ready at its `ready_at`th poll, with the number of polls so far: state that
+/// a `Timeout`'s accessors can read and change.
+#[derive(Debug)]
+struct ReadyAtPoll {
+    polls: usize,
+    ready_at: usize,
+}
+
+impl Future for ReadyAtPoll {
+    type Output = usize;
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<usize> {
+        self.polls += 1;
+        if self.polls >= self.ready_at {
+            Poll::Ready(self.polls)
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+#[test]
+fn timeout_accessors_reach_the_future_it_runs() {
+    with_timeout(|| {
+        let mut limited = timeout(Duration::from_secs(3600), ReadyAtPoll { polls: 0, ready_at: 3 });
+        assert_eq!(poll_once(&mut limited), Poll::Pending);
+        assert_eq!(limited.get_ref().polls, 1, "get_ref sees the future the timeout polled");
+        // Changed through get_mut: ready at the next poll instead of the one after.
+        limited.get_mut().ready_at = 2;
+        assert_eq!(poll_once(&mut limited), Poll::Ready(Ok(2)));
+
+        let mut limited = timeout(Duration::ZERO, ReadyAtPoll { polls: 0, ready_at: 3 });
+        assert_eq!(poll_once(limited.get_mut()), Poll::Pending);
+        // Out of the timeout: no limit any more (this one's, zero, would have expired).
+        let mut inner = limited.into_inner();
+        assert_eq!(inner.polls, 1);
+        assert_eq!(poll_once(&mut inner), Poll::Pending);
+        assert_eq!(poll_once(&mut inner), Poll::Ready(3));
+    });
+}
+
+#[test]
+fn timeout_accessors_panic_naming_the_rule_after_the_result_was_returned() {
+    type Accessor = fn(Timeout<ReadyAtPoll>);
+    let accessors: [(&str, Accessor); 3] = [
+        ("get_ref", |limited| {
+            limited.get_ref();
+        }),
+        ("get_mut", |mut limited| {
+            limited.get_mut();
+        }),
+        ("into_inner", |limited| {
+            limited.into_inner();
+        }),
+    ];
+    with_timeout(move || {
+        for (name, accessor) in accessors {
+            for expire in [true, false] {
+                let (limit, ready_at) =
+                    if expire { (Duration::ZERO, usize::MAX) } else { (Duration::from_secs(3600), 1) };
+                let mut limited = timeout(limit, ReadyAtPoll { polls: 0, ready_at });
+                assert!(matches!(poll_once(&mut limited), Poll::Ready(result) if result.is_err() == expire));
+                let payload = panic::catch_unwind(panic::AssertUnwindSafe(|| accessor(limited))).unwrap_err();
+                assert_eq!(
+                    payload_message(payload.as_ref()),
+                    Some(
+                        format!(
+                            "crew::time::Timeout::{name} called after the timeout returned its result: a Timeout \
+                             drops its future when it returns, so there is no future left"
+                        )
+                        .as_str()
+                    ),
+                    "expired: {expire}"
+                );
+            }
         }
     });
 }
