@@ -19,9 +19,9 @@ use std::future::Future;
 use std::panic::Location;
 use std::time::Duration;
 
-use once_cell::sync::Lazy;
+use once_cell::sync::{Lazy, OnceCell};
 
-use crate::config::MAX_BLOCKING_THREADS;
+use crate::config::{ThreadHooks, MAX_BLOCKING_THREADS};
 use crate::handle::JoinHandle;
 use crate::identity::{Kind, OnTaskEnd, TaskInfo};
 use crate::metrics::BlockingMetrics;
@@ -34,6 +34,27 @@ use crate::sync::{lock, thread, Arc, Condvar, Mutex, SingleWriterCounter};
 const KEEP_ALIVE: Duration = Duration::from_secs(10);
 
 static GLOBAL: Lazy<Arc<BlockingPool>> = Lazy::new(|| BlockingPool::new(MAX_BLOCKING_THREADS, KEEP_ALIVE));
+
+/// The start and stop hooks of the process's blocking threads: the global pool's, given to
+/// `build_global` (`config/hooks.rs`).
+static THREAD_HOOKS: OnceCell<ThreadHooks> = OnceCell::new();
+
+/// Sets the blocking threads' start and stop hooks (see [`THREAD_HOOKS`]): once, by the global
+/// pool's start.
+pub(crate) fn set_thread_hooks(hooks: &ThreadHooks) {
+    if hooks.has_start_or_stop() {
+        let _ = THREAD_HOOKS.set(hooks.clone());
+    }
+}
+
+/// Runs the stop hook when dropped: as a blocking thread's loop returns.
+struct StopHook(&'static ThreadHooks);
+
+impl Drop for StopHook {
+    fn drop(&mut self) {
+        self.0.stopping();
+    }
+}
 
 /// The blocking pool's counts, for [`crate::Metrics`] (all zero before its first job).
 pub(crate) fn metrics() -> BlockingMetrics {
@@ -231,6 +252,13 @@ impl BlockingPool {
         let tokio = crate::tokio_context::no_pool();
         #[cfg(feature = "tokio")]
         let _tokio = tokio.enter();
+        // The global pool's `on_thread_start` and `on_thread_stop`, if `build_global` set them
+        // before this thread started: the same hooks for both ends of its life.
+        let hooks = THREAD_HOOKS.get();
+        if let Some(hooks) = hooks {
+            hooks.started();
+        }
+        let _stop = hooks.map(StopHook);
         let mut state = lock(&self.state);
         loop {
             if let Some(runnable) = state.queue.pop_front() {

@@ -45,6 +45,9 @@ fn start(builder: Builder) -> Result<Pool, BuildError> {
     if let Some(handle) = &config.tokio_handle {
         crate::tokio_context::set_global(handle);
     }
+    // The process's blocking threads take the global pool's start and stop hooks.
+    #[cfg(not(loom))]
+    crate::blocking::set_thread_hooks(&config.hooks);
     Pool::start(config, PoolKind::Global)
 }
 

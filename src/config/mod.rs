@@ -24,6 +24,7 @@
 
 mod env;
 mod error;
+mod hooks;
 mod limits;
 
 use std::time::Duration;
@@ -31,6 +32,7 @@ use std::time::Duration;
 pub(crate) use env::{task_dump_from_env, Env};
 pub use env::{MAX_STUCK_THREADS_ENV, MEMBARRIER_ENV, TAKEOVER_ENV, TASK_DUMP_ENV, TEST_SEED_ENV, WORKERS_ENV};
 pub use error::BuildError;
+pub(crate) use hooks::{ThreadHooks, ThreadNameFn};
 pub use limits::{
     DEFAULT_SLOW_POLL_THRESHOLD, DEFAULT_SPIN_BEFORE_PARK, DEFAULT_TAKEOVER_AFTER, MAX_BLOCKING_THREADS,
     MAX_SPIN_BEFORE_PARK, MAX_STACK_SIZE, MAX_STUCK_THREADS, MAX_TAKEOVER_AFTER, MAX_WORKERS, MIN_STACK_SIZE,
@@ -90,6 +92,8 @@ pub struct Builder {
     spin_before_park: Option<Duration>,
     start_paused: Option<bool>,
     seed: Option<u64>,
+    hooks: ThreadHooks,
+    thread_name_fn: Option<ThreadNameFn>,
     #[cfg(feature = "tokio")]
     tokio_handle: Option<tokio::runtime::Handle>,
 }
@@ -122,6 +126,10 @@ pub(crate) struct Config {
     pub(crate) start_paused: bool,
     /// The seed of a seeded pool's picks: one worker, no monitor, no reactor (`Builder::seed`).
     pub(crate) seed: Option<u64>,
+    /// `on_thread_start`, `_stop`, `_park` and `_unpark` (`hooks.rs`).
+    pub(crate) hooks: ThreadHooks,
+    /// Names the worker threads, instead of `{thread_name}-N`.
+    pub(crate) thread_name_fn: Option<ThreadNameFn>,
     /// The tokio runtime whose context the pool's threads enter (`tokio_context.rs`); `None`:
     /// crew's own.
     #[cfg(feature = "tokio")]
@@ -172,6 +180,7 @@ impl Builder {
     /// ```
     pub fn thread_name(mut self, prefix: impl Into<String>) -> Builder {
         self.thread_name = Some(prefix.into());
+        self.thread_name_fn = None;
         self
     }
 
@@ -565,6 +574,8 @@ impl Builder {
             spin_before_park: if cfg!(loom) { Duration::ZERO } else { spin_before_park },
             start_paused: self.seed.is_some() || self.start_paused.unwrap_or(false),
             seed: self.seed,
+            hooks: self.hooks,
+            thread_name_fn: self.thread_name_fn,
             #[cfg(feature = "tokio")]
             tokio_handle: self.tokio_handle,
         })

@@ -12,6 +12,8 @@
 //!   `notify_all` it is not, and it exits.
 //! - The blocking loop waits here (`next_task`); the loop inside the reactor shares
 //!   `prepare_park` and `resume_after_wake` and waits by polling (`reactor.rs`).
+//! - `on_thread_park` runs at the end of a `prepare_park` that says to wait (the worker is
+//!   listed), `on_thread_unpark` first thing in `resume_after_wake` (`config/hooks.rs`).
 
 use crate::scheduler::cores::shared::Runnable;
 
@@ -98,6 +100,8 @@ impl Core {
         {
             shared.sleepers.wake_self(self.index);
         }
+        // `on_thread_park`, listed as parked already: what it spawns wakes a worker as usual.
+        shared.config.hooks.parking();
         true
     }
 
@@ -115,6 +119,7 @@ impl Core {
     /// a searcher, or by shutdown's `notify_all`, which did not. A watcher whose interval is
     /// over first rescues the LIFO tasks of owners that are stuck (see `watch.rs`).
     pub(in crate::scheduler) fn resume_after_wake(&mut self, shared: &Shared) {
+        shared.config.hooks.unparked();
         let counters = self.counters();
         counters.unparks.incr();
         counters.busy.begin(shared.clock.now());

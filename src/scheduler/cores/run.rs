@@ -60,6 +60,9 @@ fn run(shared: Arc<Shared>, core: Box<Core>) {
     let tokio = shared.config.tokio_handle.clone().unwrap_or_else(crate::tokio_context::own);
     #[cfg(feature = "tokio")]
     let _tokio = tokio.enter();
+    // `on_thread_start` before any task, `on_thread_stop` after the last (`config/hooks.rs`).
+    shared.config.hooks.started();
+    let _stop = StopHook(&shared.config.hooks);
     // The worker number this thread is named for (`start_worker_if`): the cores it may run.
     let named = shared.worker_number(core.index);
     let mut core = core;
@@ -80,6 +83,15 @@ fn run(shared: Arc<Shared>, core: Box<Core>) {
                 return;
             }
         }
+    }
+}
+
+/// Runs the `on_thread_stop` hook when dropped: as a worker thread's body returns.
+struct StopHook<'a>(&'a crate::config::ThreadHooks);
+
+impl Drop for StopHook<'_> {
+    fn drop(&mut self) {
+        self.0.stopping();
     }
 }
 
@@ -253,8 +265,12 @@ impl Shared {
             this.spare_threads.give(spare, core);
             return Ok(None);
         }
-        let mut builder =
-            thread::Builder::new().name(format!("{}-{}", this.config.thread_name, this.worker_number(core.index)));
+        let number = this.worker_number(core.index);
+        let name = match &this.config.thread_name_fn {
+            Some(name) => name.name(number),
+            None => format!("{}-{}", this.config.thread_name, number),
+        };
+        let mut builder = thread::Builder::new().name(name);
         if let Some(bytes) = this.config.stack_size {
             builder = builder.stack_size(bytes);
         }
