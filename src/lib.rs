@@ -205,10 +205,15 @@ pub use global::{dump, metrics};
 pub use handle::JoinHandle;
 pub use local::{spawn_local, spawn_pinned};
 pub use metrics::{BlockingMetrics, Metrics, WorkerMetrics};
-pub use policy::{Catch, Ignore, JoinError, Policy, Propagate, ABORTED_MESSAGE, CANCELLED_MESSAGE};
+pub use policy::{
+    Catch, Ignore, JoinError, Policy, Propagate, ABORTED_MESSAGE, CANCELLED_MESSAGE, IGNORED_PANIC_MESSAGE,
+};
 pub use pool::Pool;
 pub use report::{SlowPoll, SlowPollKind};
-pub use scope::{scope, Scope, ScopedJoinHandle, SCOPED_TASK_PANICKED};
+pub use scope::{scope, Scope, ScopedJoinHandle, SCOPED_TASK_PANICKED_MESSAGE};
+// The old name of `SCOPED_TASK_PANICKED_MESSAGE`, deprecated (its own attribute says so).
+#[allow(deprecated)]
+pub use scope::SCOPED_TASK_PANICKED;
 pub use spawner::Spawner;
 pub use target::{spawn, spawn_with};
 
