@@ -234,6 +234,7 @@ struct ReadmeDoctests;
 /// (`cargo test --doc GuideDoctests`). `interop.md`, `tracing-and-console.md` and
 /// `performance-notes.md` hold no Rust block today; they are here so that one added later runs.
 #[cfg(doctest)]
+#[doc = include_str!("../docs/coming-from-tokio.md")]
 #[doc = include_str!("../docs/macros.md")]
 #[doc = include_str!("../docs/metrics.md")]
 #[doc = include_str!("../docs/takeover.md")]
