@@ -7,12 +7,15 @@
 //!   installs or changes a hook.
 //! - [`Propagate`]: the awaiter resumes the original payload. [`Catch`]: the awaiter gets
 //!   `Err(JoinError)` carrying the payload. [`Ignore`]: the payload is dropped on the worker;
-//!   awaiting panics with [`Ignore::PANIC_MESSAGE`].
+//!   awaiting panics with [`IGNORED_PANIC_MESSAGE`].
 //! - A task dropped before it finished is reported as cancelled: `Err(JoinError)` with
 //!   [`JoinError::is_cancelled`] under `Catch`, a panic under the other two, whose message says
 //!   why: [`CANCELLED_MESSAGE`] (its pool shut down) or [`ABORTED_MESSAGE`] (an
 //!   [`AbortHandle`](crate::task::AbortHandle) or its set aborted it; then
 //!   [`JoinError::is_aborted`] too).
+//! - Every message a user may compare a payload with is a `&str` at the crate root named
+//!   `..._MESSAGE` ([`CANCELLED_MESSAGE`], [`ABORTED_MESSAGE`], [`IGNORED_PANIC_MESSAGE`], and
+//!   `scope`'s `SCOPED_TASK_PANICKED_MESSAGE`); an old name stays as a deprecated alias.
 
 use std::any::Any;
 use std::fmt;
@@ -55,6 +58,19 @@ pub const CANCELLED_MESSAGE: &str = "crew: the task was dropped before it finish
 /// assert_eq!(payload.downcast_ref::<String>().map(String::as_str), Some(crew::ABORTED_MESSAGE));
 /// ```
 pub const ABORTED_MESSAGE: &str = "crew: the task was dropped before it finished, because it was aborted";
+
+/// What awaiting the handle of an [`Ignore`] task that panicked panics with (the payload itself
+/// was dropped by the pool).
+///
+/// # Examples
+///
+/// ```
+/// let handle = crew::spawn_with(crew::Ignore, async { panic!("the payload") });
+/// let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crew::block_on(handle))).unwrap_err();
+/// assert_eq!(payload.downcast_ref::<String>().map(String::as_str), Some(crew::IGNORED_PANIC_MESSAGE));
+/// ```
+pub const IGNORED_PANIC_MESSAGE: &str =
+    "crew: the awaited task panicked; its payload was dropped by the Ignore policy (the panic hook reported it)";
 
 mod sealed {
     pub trait Sealed {}
@@ -145,7 +161,7 @@ pub struct Catch;
 
 /// The "fire and forget" policy: a panic is reported by the panic hook as usual, then swallowed
 /// by the pool; awaiting the handle of a task that panicked panics with
-/// [`Ignore::PANIC_MESSAGE`], not the payload.
+/// [`IGNORED_PANIC_MESSAGE`], not the payload.
 ///
 /// # Examples
 ///
@@ -158,17 +174,10 @@ pub struct Catch;
 pub struct Ignore;
 
 impl Ignore {
-    /// The message awaiting an `Ignore` task's handle panics with, if the task panicked.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let handle = crew::spawn_with(crew::Ignore, async { panic!("the payload") });
-    /// let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crew::block_on(handle))).unwrap_err();
-    /// assert_eq!(payload.downcast_ref::<String>().map(String::as_str), Some(crew::Ignore::PANIC_MESSAGE));
-    /// ```
-    pub const PANIC_MESSAGE: &'static str =
-        "crew: the awaited task panicked; its payload was dropped by the Ignore policy (the panic hook reported it)";
+    /// The message awaiting an `Ignore` task's handle panics with, if the task panicked: the
+    /// old name of [`IGNORED_PANIC_MESSAGE`].
+    #[deprecated(note = "renamed to `crew::IGNORED_PANIC_MESSAGE`")]
+    pub const PANIC_MESSAGE: &'static str = IGNORED_PANIC_MESSAGE;
 }
 
 impl Policy for Propagate {
@@ -180,7 +189,7 @@ impl Policy for Propagate {
         match outcome {
             Outcome::Finished(value) => value,
             Outcome::Panicked(payload) => panic::resume_unwind(payload),
-            Outcome::Swallowed => panic!("{}", Ignore::PANIC_MESSAGE),
+            Outcome::Swallowed => panic!("{IGNORED_PANIC_MESSAGE}"),
             Outcome::Cancelled => panic!("{CANCELLED_MESSAGE}"),
             Outcome::Aborted => panic!("{ABORTED_MESSAGE}"),
         }
@@ -196,7 +205,7 @@ impl Policy for Catch {
         let repr = match outcome {
             Outcome::Finished(value) => return Ok(value),
             Outcome::Panicked(payload) => Repr::Panic(payload),
-            Outcome::Swallowed => Repr::Panic(Box::new(Ignore::PANIC_MESSAGE)),
+            Outcome::Swallowed => Repr::Panic(Box::new(IGNORED_PANIC_MESSAGE)),
             Outcome::Cancelled => Repr::Cancelled,
             Outcome::Aborted => Repr::Aborted,
         };
@@ -212,7 +221,7 @@ impl Policy for Ignore {
     fn complete<T>(outcome: Outcome<T>, _task: TaskLabel) -> T {
         match outcome {
             Outcome::Finished(value) => value,
-            Outcome::Panicked(_) | Outcome::Swallowed => panic!("{}", Ignore::PANIC_MESSAGE),
+            Outcome::Panicked(_) | Outcome::Swallowed => panic!("{IGNORED_PANIC_MESSAGE}"),
             Outcome::Cancelled => panic!("{CANCELLED_MESSAGE}"),
             Outcome::Aborted => panic!("{ABORTED_MESSAGE}"),
         }

@@ -189,7 +189,7 @@ fn ignore_panics_the_awaiter_with_its_message_and_the_thread_survives() {
             tx.send(record_exit()).unwrap();
             panic!("expected: ignored");
         }));
-        assert_eq!(payload_message(&*payload), Some(crew::Ignore::PANIC_MESSAGE));
+        assert_eq!(payload_message(&*payload), Some(crew::IGNORED_PANIC_MESSAGE));
         assert_thread_survives(rx.recv_timeout(HANG_TIMEOUT).unwrap());
         assert_eq!(crew::block_on(crew::spawn_blocking_with(crew::Ignore, || 5)), 5);
 

@@ -74,7 +74,7 @@ fn a_panic_in_the_drop_of_a_completed_future_is_a_panic_of_the_task_under_every_
         let payload = await_panic(pool.spawn(make()));
         assert_eq!(payload_message(payload.as_ref()), Some("expected: panic in drop"));
         let payload = await_panic(pool.spawn_with(crew::Ignore, make()));
-        assert_eq!(payload_message(payload.as_ref()), Some(crew::Ignore::PANIC_MESSAGE));
+        assert_eq!(payload_message(payload.as_ref()), Some(crew::IGNORED_PANIC_MESSAGE));
     });
 }
 

@@ -167,8 +167,17 @@ fn ignore_awaiter_panics_with_exactly_the_ignore_message() {
     install_counting_hook();
     with_timeout(|| {
         let payload = await_panic(crew::spawn_with(crew::Ignore, async { panic!("expected: ignore") }));
-        assert_eq!(payload_message(payload.as_ref()), Some(crew::Ignore::PANIC_MESSAGE));
+        assert_eq!(payload_message(payload.as_ref()), Some(crew::IGNORED_PANIC_MESSAGE));
     });
+}
+
+/// The message constants' old names (before every one became a crate-root `..._MESSAGE`) still
+/// name the same text.
+#[test]
+#[allow(deprecated)]
+fn the_deprecated_message_names_equal_their_new_names() {
+    assert_eq!(crew::Ignore::PANIC_MESSAGE, crew::IGNORED_PANIC_MESSAGE);
+    assert_eq!(crew::SCOPED_TASK_PANICKED, crew::SCOPED_TASK_PANICKED_MESSAGE);
 }
 
 #[test]

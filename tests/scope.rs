@@ -252,7 +252,7 @@ fn a_waker_that_panics_when_the_task_ends_makes_the_scope_panic_not_hang() {
             })
         }));
         let payload = caught.expect_err("the waker's panic is reported as a task's panic nobody saw");
-        assert_eq!(common::payload_message(&*payload), Some(crew::SCOPED_TASK_PANICKED));
+        assert_eq!(common::payload_message(&*payload), Some(crew::SCOPED_TASK_PANICKED_MESSAGE));
         assert_eq!(outputs.load(Ordering::SeqCst), 1, "the output was kept for the handle, then dropped");
     });
 }
@@ -296,7 +296,7 @@ fn an_unobserved_task_panic_panics_the_scope_after_every_task_ends() {
             })
         }))
         .unwrap_err();
-        assert_eq!(payload.downcast_ref::<String>().map(String::as_str), Some(crew::SCOPED_TASK_PANICKED));
+        assert_eq!(payload.downcast_ref::<String>().map(String::as_str), Some(crew::SCOPED_TASK_PANICKED_MESSAGE));
         assert_eq!(finished.load(Ordering::SeqCst), 1);
         assert_eq!(counts.drops(), 2);
     });

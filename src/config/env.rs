@@ -1,9 +1,12 @@
-//! The `CREW_` environment variables that configure the global pool, read once when it starts.
+//! The `CREW_` environment variables: four that configure the global pool, read once when it
+//! starts ([`WORKERS_ENV`], [`TAKEOVER_ENV`], [`MAX_STUCK_THREADS_ENV`], [`TASK_DUMP_ENV`]); the
+//! process-wide [`MEMBARRIER_ENV`], checked by every pool's build; and [`TEST_SEED_ENV`], read
+//! by seeded tests only.
 //!
 //! Invariants:
-//! - A variable applies only where the [`Builder`](crate::Builder) left its setting unset (the
-//!   rule in full, with `CREW_TAKEOVER_MS`'s two settings, opens `config/mod.rs`); one that
-//!   applies is always validated, one that does not is never read.
+//! - A global pool's variable applies only where the [`Builder`](crate::Builder) left its
+//!   setting unset (the rule in full, with `CREW_TAKEOVER_MS`'s two settings, opens
+//!   `config/mod.rs`); one that applies is always validated, one that does not is never read.
 //! - A value is ASCII decimal digits only (or `off` where the variable says so): no sign, no
 //!   `0x`, no surrounding whitespace. A bad value is a [`BuildError`] that quotes it, names the
 //!   variable and says what is accepted; there is no silent fallback.

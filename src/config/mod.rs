@@ -13,10 +13,13 @@
 //! - Every value is validated before a thread starts: a pool either starts with exactly the
 //!   configuration asked for, or `build` returns a [`BuildError`] that names the bad value, where
 //!   it came from, and what is accepted. There is no silent fallback to a default.
-//! - The `CREW_` variables apply to the global pool only, and each only where the `Builder` left
-//!   its setting unset; they are read once, when the global pool starts. A variable that applies
-//!   and holds a bad value is always an error; one whose setting the `Builder` made is not read
-//!   (its value, good or bad, is ignored). `CREW_TAKEOVER_MS` sets two things, whether takeover
+//! - `CREW_WORKERS`, `CREW_TAKEOVER_MS`, `CREW_MAX_STUCK_THREADS` and `CREW_TASK_DUMP` apply to
+//!   the global pool only, and each only where the `Builder` left its setting unset; they are
+//!   read once, when the global pool starts. A variable that applies and holds a bad value is
+//!   always an error; one whose setting the `Builder` made is not read (its value, good or bad,
+//!   is ignored). Two others are not the global pool's: `CREW_MEMBARRIER` is process-wide, and
+//!   every pool's build, private ones too, rejects a bad value; `CREW_TEST_SEED` is read by
+//!   seeded tests (`#[crew::test(seed = ..)]`, `(seeds = ..)`) only, never by a build. `CREW_TAKEOVER_MS` sets two things, whether takeover
 //!   is on and its threshold: [`Builder::takeover`]`(true)` leaves it the threshold,
 //!   `takeover(false)` and [`Builder::takeover_after`] leave it nothing.
 //! - The global pool is configured at most once per process: [`Builder::build_global`] fails once

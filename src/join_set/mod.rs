@@ -242,7 +242,7 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
     /// # Panics
     ///
     /// Under `Propagate`, resumes a member's panic; under `Ignore`, panics with
-    /// [`Ignore::PANIC_MESSAGE`](crate::Ignore::PANIC_MESSAGE) for a member that panicked.
+    /// [`IGNORED_PANIC_MESSAGE`](crate::IGNORED_PANIC_MESSAGE) for a member that panicked.
     ///
     /// # Examples
     ///

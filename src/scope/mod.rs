@@ -69,7 +69,21 @@ use task::{ScopedTask, Shared, UnclaimedList};
 use unchecked::Borrowing;
 
 /// The message `scope` panics with when a scoped task panicked and nobody awaited its handle.
-pub const SCOPED_TASK_PANICKED: &str = "crew::scope: a scoped task panicked and its handle was not awaited";
+///
+/// # Examples
+///
+/// ```
+/// let payload = std::panic::catch_unwind(|| {
+///     crew::scope(|s| drop(s.spawn(async { panic!("not awaited") })));
+/// })
+/// .unwrap_err();
+/// assert_eq!(payload.downcast_ref::<String>().map(String::as_str), Some(crew::SCOPED_TASK_PANICKED_MESSAGE));
+/// ```
+pub const SCOPED_TASK_PANICKED_MESSAGE: &str = "crew::scope: a scoped task panicked and its handle was not awaited";
+
+/// The old name of [`SCOPED_TASK_PANICKED_MESSAGE`].
+#[deprecated(note = "renamed to `crew::SCOPED_TASK_PANICKED_MESSAGE`")]
+pub const SCOPED_TASK_PANICKED: &str = SCOPED_TASK_PANICKED_MESSAGE;
 
 /// Runs `f` with a [`Scope`] whose tasks may borrow anything that outlives the call, and returns
 /// once every task spawned into it has ended (its future and output dropped), as
@@ -83,7 +97,7 @@ pub const SCOPED_TASK_PANICKED: &str = "crew::scope: a scoped task panicked and 
 /// # Panics
 ///
 /// After every task has ended: with `f`'s panic if `f` panicked, else with
-/// [`SCOPED_TASK_PANICKED`] if a task panicked and its handle was dropped (or never awaited).
+/// [`SCOPED_TASK_PANICKED_MESSAGE`] if a task panicked and its handle was dropped (or never awaited).
 /// A panic of a task whose handle was awaited passes through the awaiter instead.
 ///
 /// # Examples
@@ -149,7 +163,7 @@ where
     scope.wait_for_every_task();
     match result {
         Err(payload) => panic::resume_unwind(payload),
-        Ok(_) if scope.shared.count.unobserved_panic() => panic!("{SCOPED_TASK_PANICKED}"),
+        Ok(_) if scope.shared.count.unobserved_panic() => panic!("{SCOPED_TASK_PANICKED_MESSAGE}"),
         Ok(value) => value,
     }
 }

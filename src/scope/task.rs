@@ -12,7 +12,7 @@
 //!   the user's future, its drop, the drop of an output nobody will take, and the wake of the
 //!   handle's awaiter run inside `catch_unwind`. A panic in the future's `Drop` is the task's
 //!   panic; a panic of the awaiter's waker is noted as a panic nobody saw (the scope panics with
-//!   `SCOPED_TASK_PANICKED` once every task ended), as an unawaited task's panic is.
+//!   `SCOPED_TASK_PANICKED_MESSAGE` once every task ended), as an unawaited task's panic is.
 
 use std::future::Future;
 use std::mem::ManuallyDrop;
