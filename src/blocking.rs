@@ -5,8 +5,10 @@
 //!   wakes a waiting thread that nobody has woken yet, or else starts a thread if fewer than
 //!   `max_threads` exist, or else leaves it to the busy threads: a thread checks the queue under
 //!   the lock after every job and after every wake, before it waits again.
-//! - At most `max_threads` threads exist (512 for the global pool); a thread that waited
-//!   `keep_alive` (10 s) with no job exits, so an unused pool shrinks back to no thread at all.
+//! - At most `max_threads` threads exist (`Builder::max_blocking_threads`, 512 by default); a
+//!   thread that waited `keep_alive` (`Builder::thread_keep_alive`, 10 s by default) with no job
+//!   exits, so an unused pool shrinks back to no thread at all. Both are read under the lock:
+//!   the global pool's start may set them after the first jobs ran.
 //! - A job is the closure inside the same `catch_unwind` wrapper as an async task: a panic
 //!   never kills a blocking thread, and the [`JoinHandle`]'s policy decides what its awaiter
 //!   sees. Dropping the handle before the job starts cancels it (the closure is dropped unrun).
@@ -21,7 +23,7 @@ use std::time::Duration;
 
 use once_cell::sync::{Lazy, OnceCell};
 
-use crate::config::{ThreadHooks, MAX_BLOCKING_THREADS};
+use crate::config::ThreadHooks;
 use crate::handle::JoinHandle;
 use crate::identity::{Kind, OnTaskEnd, TaskInfo};
 use crate::metrics::BlockingMetrics;
@@ -30,10 +32,18 @@ use crate::scheduler::{RawRunnable, Runnable, TaskMeta};
 use crate::spawning::TaskFuture;
 use crate::sync::{lock, thread, Arc, Condvar, Mutex, SingleWriterCounter};
 
-/// How long an idle blocking thread waits for a job before it exits.
-const KEEP_ALIVE: Duration = Duration::from_secs(10);
+/// The process's blocking pool, with the limits of `CREW_MAX_BLOCKING_THREADS` and
+/// `CREW_THREAD_KEEP_ALIVE_MS` (else the defaults) until the global pool's start sets those of
+/// its builder (`set_limits`).
+static GLOBAL: Lazy<Arc<BlockingPool>> = Lazy::new(|| match crate::config::blocking_limits(None, None) {
+    Ok((max_threads, keep_alive)) => BlockingPool::new(max_threads, keep_alive),
+    Err(err) => panic!("crew::spawn_blocking: the blocking pool cannot start: {err}"),
+});
 
-static GLOBAL: Lazy<Arc<BlockingPool>> = Lazy::new(|| BlockingPool::new(MAX_BLOCKING_THREADS, KEEP_ALIVE));
+/// Sets the process's blocking pool's limits: the global pool's start, with its builder's.
+pub(crate) fn set_limits(max_threads: usize, keep_alive: Duration) {
+    GLOBAL.set_limits(max_threads, keep_alive);
+}
 
 /// The start and stop hooks of the process's blocking threads: the global pool's, given to
 /// `build_global` (`config/hooks.rs`).
@@ -66,8 +76,11 @@ pub(crate) fn metrics() -> BlockingMetrics {
 ///
 /// Use it for work that blocks a thread — a `std::fs` call, a synchronous database client, a
 /// long computation — so that async tasks keep running on the workers meanwhile. The pool
-/// starts threads on demand, at most [`MAX_BLOCKING_THREADS`]; past that, jobs queue. A thread
-/// idle for 10 seconds exits.
+/// starts threads on demand, at most
+/// [`DEFAULT_MAX_BLOCKING_THREADS`](crate::config::DEFAULT_MAX_BLOCKING_THREADS) unless
+/// [`Builder::max_blocking_threads`](crate::Builder::max_blocking_threads) says otherwise; past
+/// that, jobs queue. A thread idle for 10 seconds
+/// ([`Builder::thread_keep_alive`](crate::Builder::thread_keep_alive)) exits.
 ///
 /// # Examples
 ///
@@ -161,8 +174,6 @@ pub(crate) struct BlockingPool {
     /// threads, idle threads, queued jobs.
     published: [SingleWriterCounter; 3],
     work: Condvar,
-    max_threads: usize,
-    keep_alive: Duration,
 }
 
 #[derive(Debug, Default)]
@@ -176,17 +187,27 @@ struct State {
     woken: usize,
     /// For thread names.
     next_id: usize,
+    /// The most threads at once; lowered below the threads alive, none starts until fewer run.
+    max_threads: usize,
+    /// How long an idle thread waits for a job before it exits.
+    keep_alive: Duration,
 }
 
 impl BlockingPool {
     pub(crate) fn new(max_threads: usize, keep_alive: Duration) -> Arc<BlockingPool> {
         Arc::new(BlockingPool {
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State { max_threads, keep_alive, ..State::default() }),
             published: Default::default(),
             work: Condvar::new(),
-            max_threads,
-            keep_alive,
         })
+    }
+
+    /// Sets the limits (`Builder::max_blocking_threads`, `thread_keep_alive`), for the jobs
+    /// and the waits to come.
+    pub(crate) fn set_limits(&self, max_threads: usize, keep_alive: Duration) {
+        let mut state = lock(&self.state);
+        state.max_threads = max_threads;
+        state.keep_alive = keep_alive;
     }
 
     /// Mirrors `state`'s counts (see `published`). Called under the lock.
@@ -215,7 +236,7 @@ impl BlockingPool {
             self.work.notify_one();
             return;
         }
-        if state.threads == self.max_threads {
+        if state.threads >= state.max_threads {
             // Every thread is busy; the first to finish its job takes this one.
             self.publish(&state);
             return;
@@ -275,7 +296,7 @@ impl BlockingPool {
             }
             state.idle += 1;
             self.publish(&state);
-            let (guard, wait) = self.work.wait_timeout(state, self.keep_alive).unwrap_or_else(|poisoned| {
+            let (guard, wait) = { let keep_alive = state.keep_alive; self.work.wait_timeout(state, keep_alive) }.unwrap_or_else(|poisoned| {
                 // crew's critical sections never panic halfway; take the guard as it is.
                 poisoned.into_inner()
             });

@@ -39,7 +39,12 @@ pub(crate) fn shared() -> &'static Shared {
 }
 
 fn start(builder: Builder) -> Result<Pool, BuildError> {
+    #[cfg(not(loom))]
+    let (max_blocking_threads, keep_alive) = builder.blocking_limits()?;
     let config = builder.check(Env::from_process())?;
+    // The process's blocking pool takes the global pool's limits.
+    #[cfg(not(loom))]
+    crate::blocking::set_limits(max_blocking_threads, keep_alive);
     // The `tokio` feature: the threads of no pool enter the global pool's tokio runtime.
     #[cfg(feature = "tokio")]
     if let Some(handle) = &config.tokio_handle {

@@ -328,6 +328,7 @@ impl Builder {
     /// # Ok::<(), crew::BuildError>(())
     /// ```
     pub fn build(self) -> Result<Pool, BuildError> {
+        self.refuse_for_private()?;
         Pool::start(self.check(Env::none())?, PoolKind::Private)
     }
 }

@@ -46,7 +46,7 @@ impl JobCounts {
 #[cfg_attr(miri, ignore = "starts 512 threads and reads /proc/self/task, which miri isolates")]
 fn jobs_past_the_bound_queue_and_a_dropped_queued_job_never_runs() {
     with_timeout(|| {
-        const MAX: usize = crew::config::MAX_BLOCKING_THREADS;
+        const MAX: usize = crew::config::DEFAULT_MAX_BLOCKING_THREADS;
         // MAX jobs that meet this thread at a barrier: they hold every blocking thread.
         let gate = Arc::new(Barrier::new(MAX + 1));
         let started = Arc::new(AtomicUsize::new(0));

@@ -110,6 +110,8 @@ pub(crate) struct Env {
     pub(crate) takeover: Var,
     pub(crate) max_stuck_threads: Var,
     pub(crate) task_dump: Var,
+    pub(crate) max_blocking_threads: Var,
+    pub(crate) thread_keep_alive: Var,
 }
 
 impl Env {
@@ -129,6 +131,8 @@ impl Env {
             takeover: read(TAKEOVER_ENV),
             max_stuck_threads: read(MAX_STUCK_THREADS_ENV),
             task_dump: read(TASK_DUMP_ENV),
+            max_blocking_threads: read(MAX_BLOCKING_THREADS_ENV),
+            thread_keep_alive: read(THREAD_KEEP_ALIVE_ENV),
         }
     }
 }
@@ -199,6 +203,53 @@ pub(crate) fn takeover(env: &Env) -> Result<Option<Option<Duration>>, BuildError
     Ok(Some(Some(Duration::from_millis(number(TAKEOVER_ENV, value, range, TAKEOVER_EXPECTED)?))))
 }
 
+/// The environment variable that caps the process's blocking threads
+/// ([`Builder::max_blocking_threads`](crate::Builder::max_blocking_threads)): a whole number in
+/// `1..=65536`. Read when the global pool starts, or at the first `spawn_blocking` if that
+/// comes first.
+///
+/// # Examples
+///
+/// ```
+/// // `CREW_MAX_BLOCKING_THREADS=64 cargo run`: at most 64 threads run blocking jobs.
+/// assert_eq!(crew::config::MAX_BLOCKING_THREADS_ENV, "CREW_MAX_BLOCKING_THREADS");
+/// ```
+pub const MAX_BLOCKING_THREADS_ENV: &str = "CREW_MAX_BLOCKING_THREADS";
+
+/// The environment variable that sets how long an idle blocking thread waits for a job before
+/// it exits ([`Builder::thread_keep_alive`](crate::Builder::thread_keep_alive)), in whole
+/// milliseconds in `0..=3600000`. Read as [`MAX_BLOCKING_THREADS_ENV`] is.
+///
+/// # Examples
+///
+/// ```
+/// // `CREW_THREAD_KEEP_ALIVE_MS=500 cargo run`: idle blocking threads exit after half a second.
+/// assert_eq!(crew::config::THREAD_KEEP_ALIVE_ENV, "CREW_THREAD_KEEP_ALIVE_MS");
+/// ```
+pub const THREAD_KEEP_ALIVE_ENV: &str = "CREW_THREAD_KEEP_ALIVE_MS";
+
+pub(crate) const BLOCKING_THREADS_EXPECTED: &str = "expected a number of threads in 1..=65536";
+pub(crate) const KEEP_ALIVE_EXPECTED: &str = "expected a duration in 0s..=3600s";
+const KEEP_ALIVE_MS_EXPECTED: &str = "expected whole milliseconds in 0..=3600000";
+
+/// `CREW_MAX_BLOCKING_THREADS`, if set.
+pub(crate) fn max_blocking_threads(env: &Env) -> Result<Option<usize>, BuildError> {
+    let Some(value) = text(MAX_BLOCKING_THREADS_ENV, &env.max_blocking_threads, BLOCKING_THREADS_EXPECTED)? else {
+        return Ok(None);
+    };
+    let range = 1..=super::MAX_MAX_BLOCKING_THREADS as u64;
+    Ok(Some(number(MAX_BLOCKING_THREADS_ENV, value, range, BLOCKING_THREADS_EXPECTED)? as usize))
+}
+
+/// `CREW_THREAD_KEEP_ALIVE_MS`, if set.
+pub(crate) fn thread_keep_alive(env: &Env) -> Result<Option<Duration>, BuildError> {
+    let Some(value) = text(THREAD_KEEP_ALIVE_ENV, &env.thread_keep_alive, KEEP_ALIVE_MS_EXPECTED)? else {
+        return Ok(None);
+    };
+    let range = 0..=super::MAX_THREAD_KEEP_ALIVE.as_millis() as u64;
+    Ok(Some(Duration::from_millis(number(THREAD_KEEP_ALIVE_ENV, value, range, KEEP_ALIVE_MS_EXPECTED)?)))
+}
+
 /// `CREW_MAX_STUCK_THREADS`, if set.
 pub(crate) fn max_stuck_threads(env: &Env) -> Result<Option<usize>, BuildError> {
     let Some(value) = text(MAX_STUCK_THREADS_ENV, &env.max_stuck_threads, STUCK_EXPECTED)? else { return Ok(None) };
@@ -215,7 +266,13 @@ mod tests {
 
     #[test]
     fn values_in_range_parse() {
-        let env = Env { workers: set("0016"), takeover: set("250"), max_stuck_threads: set("0"), task_dump: set("on") };
+        let env = Env {
+            workers: set("0016"),
+            takeover: set("250"),
+            max_stuck_threads: set("0"),
+            task_dump: set("on"),
+            ..Env::none()
+        };
         assert_eq!(task_dump(&env).unwrap(), Some(true));
         assert_eq!(task_dump(&Env { task_dump: set("off"), ..Env::none() }).unwrap(), Some(false));
         assert_eq!(workers(&env).unwrap(), Some(16));
@@ -224,6 +281,25 @@ mod tests {
         let env = Env { takeover: set("off"), ..Env::none() };
         assert_eq!(takeover(&env).unwrap(), Some(None));
         assert_eq!(workers(&Env::none()).unwrap(), None);
+    }
+
+    #[test]
+    fn the_blocking_pools_variables_parse_and_bad_ones_name_the_range() {
+        let env = Env { max_blocking_threads: set("64"), thread_keep_alive: set("0"), ..Env::none() };
+        assert_eq!(max_blocking_threads(&env).unwrap(), Some(64));
+        assert_eq!(thread_keep_alive(&env).unwrap(), Some(Duration::ZERO));
+        assert_eq!(max_blocking_threads(&Env::none()).unwrap(), None);
+        for bad in ["0", "65537", "-1", "many"] {
+            let msg =
+                max_blocking_threads(&Env { max_blocking_threads: set(bad), ..Env::none() }).unwrap_err().to_string();
+            assert!(msg.starts_with(&format!("CREW_MAX_BLOCKING_THREADS={bad:?} is invalid")), "{msg}");
+            assert!(msg.contains("1..=65536"), "{msg}");
+        }
+        for bad in ["3600001", "1s", "-5"] {
+            let msg = thread_keep_alive(&Env { thread_keep_alive: set(bad), ..Env::none() }).unwrap_err().to_string();
+            assert!(msg.starts_with(&format!("CREW_THREAD_KEEP_ALIVE_MS={bad:?} is invalid")), "{msg}");
+            assert!(msg.contains("0..=3600000"), "{msg}");
+        }
     }
 
     #[test]

@@ -111,11 +111,58 @@ pub const MAX_SPIN_BEFORE_PARK: Duration = Duration::from_millis(1);
 /// ```
 pub const MAX_STUCK_THREADS: usize = 1024;
 
-/// The most threads the global blocking pool runs at once (tokio's default too).
+/// The most threads the process's blocking pool runs at once unless
+/// [`Builder::max_blocking_threads`](crate::Builder::max_blocking_threads) or
+/// `CREW_MAX_BLOCKING_THREADS` says otherwise (tokio's default too). A default, unlike the
+/// other `MAX_*` bounds.
 ///
 /// # Examples
 ///
 /// ```
-/// assert_eq!(crew::config::MAX_BLOCKING_THREADS, 512);
+/// assert_eq!(crew::config::DEFAULT_MAX_BLOCKING_THREADS, 512);
 /// ```
-pub const MAX_BLOCKING_THREADS: usize = 512;
+pub const DEFAULT_MAX_BLOCKING_THREADS: usize = 512;
+
+/// The old name of [`DEFAULT_MAX_BLOCKING_THREADS`], which is a default and no bound.
+///
+/// # Examples
+///
+/// ```
+/// #[allow(deprecated)]
+/// let old = crew::config::MAX_BLOCKING_THREADS;
+/// assert_eq!(old, crew::config::DEFAULT_MAX_BLOCKING_THREADS);
+/// ```
+#[deprecated(note = "renamed to DEFAULT_MAX_BLOCKING_THREADS: it is a default, set by Builder::max_blocking_threads")]
+pub const MAX_BLOCKING_THREADS: usize = DEFAULT_MAX_BLOCKING_THREADS;
+
+/// The most threads [`Builder::max_blocking_threads`](crate::Builder::max_blocking_threads) and
+/// `CREW_MAX_BLOCKING_THREADS` accept.
+///
+/// # Examples
+///
+/// ```
+/// let err = crew::Builder::new().max_blocking_threads(crew::config::MAX_MAX_BLOCKING_THREADS + 1).build_global();
+/// assert!(err.unwrap_err().to_string().contains("1..=65536"));
+/// ```
+pub const MAX_MAX_BLOCKING_THREADS: usize = 65536;
+
+/// How long an idle blocking thread waits for a job before it exits, unless
+/// [`Builder::thread_keep_alive`](crate::Builder::thread_keep_alive) or
+/// `CREW_THREAD_KEEP_ALIVE_MS` says otherwise (tokio's default too).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(crew::config::DEFAULT_THREAD_KEEP_ALIVE, std::time::Duration::from_secs(10));
+/// ```
+pub const DEFAULT_THREAD_KEEP_ALIVE: Duration = Duration::from_secs(10);
+
+/// The longest keep-alive [`Builder::thread_keep_alive`](crate::Builder::thread_keep_alive)
+/// and `CREW_THREAD_KEEP_ALIVE_MS` accept: an hour.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(crew::config::MAX_THREAD_KEEP_ALIVE, std::time::Duration::from_secs(3600));
+/// ```
+pub const MAX_THREAD_KEEP_ALIVE: Duration = Duration::from_secs(3600);

@@ -25,6 +25,7 @@
 //! - The global pool is configured at most once per process: [`Builder::build_global`] fails once
 //!   it has started, whether it was started by an earlier `build_global` or by a first `spawn`.
 
+mod blocking;
 mod env;
 mod error;
 mod hooks;
@@ -32,14 +33,20 @@ mod limits;
 
 use std::time::Duration;
 
+pub(crate) use blocking::blocking_limits;
 pub(crate) use env::{task_dump_from_env, Env};
-pub use env::{MAX_STUCK_THREADS_ENV, MEMBARRIER_ENV, TAKEOVER_ENV, TASK_DUMP_ENV, TEST_SEED_ENV, WORKERS_ENV};
+pub use env::{
+    MAX_BLOCKING_THREADS_ENV, MAX_STUCK_THREADS_ENV, MEMBARRIER_ENV, TAKEOVER_ENV, TASK_DUMP_ENV, TEST_SEED_ENV,
+    THREAD_KEEP_ALIVE_ENV, WORKERS_ENV,
+};
 pub use error::BuildError;
 pub(crate) use hooks::{ThreadHooks, ThreadNameFn};
+#[allow(deprecated)]
+pub use limits::MAX_BLOCKING_THREADS;
 pub use limits::{
-    DEFAULT_SLOW_POLL_THRESHOLD, DEFAULT_SPIN_BEFORE_PARK, DEFAULT_TAKEOVER_AFTER, MAX_BLOCKING_THREADS,
-    MAX_SPIN_BEFORE_PARK, MAX_STACK_SIZE, MAX_STUCK_THREADS, MAX_TAKEOVER_AFTER, MAX_WORKERS, MIN_STACK_SIZE,
-    MIN_TAKEOVER_AFTER,
+    DEFAULT_MAX_BLOCKING_THREADS, DEFAULT_SLOW_POLL_THRESHOLD, DEFAULT_SPIN_BEFORE_PARK, DEFAULT_TAKEOVER_AFTER,
+    DEFAULT_THREAD_KEEP_ALIVE, MAX_MAX_BLOCKING_THREADS, MAX_SPIN_BEFORE_PARK, MAX_STACK_SIZE, MAX_STUCK_THREADS,
+    MAX_TAKEOVER_AFTER, MAX_THREAD_KEEP_ALIVE, MAX_WORKERS, MIN_STACK_SIZE, MIN_TAKEOVER_AFTER,
 };
 
 use crate::escape::Escaped;
@@ -97,6 +104,8 @@ pub struct Builder {
     seed: Option<u64>,
     hooks: ThreadHooks,
     thread_name_fn: Option<ThreadNameFn>,
+    max_blocking_threads: Option<usize>,
+    thread_keep_alive: Option<Duration>,
     #[cfg(feature = "tokio")]
     tokio_handle: Option<tokio::runtime::Handle>,
 }
