@@ -85,6 +85,7 @@ fn block_on_here<F: Future>(future: F, location: &'static std::panic::Location<'
     // this `block_on` is inside one of their polls.
     let mut poll = |future: Pin<&mut F>, cx: &mut Context<'_>| {
         let _entered = trace.enter();
+        let _polling = crate::identity::current::enter_block_on();
         trace.poll(cx, |cx| future.poll(cx))
     };
     if let Some(output) = crate::scheduler::drive_local(future.as_mut(), &mut poll) {
@@ -113,6 +114,7 @@ fn drive<T>(mut future: Pin<&mut impl Future<Output = T>>, trace: &Trace, parker
     loop {
         let polled = {
             let _entered = trace.enter();
+            let _polling = crate::identity::current::enter_block_on();
             trace.poll(&mut cx, |cx| future.as_mut().poll(cx))
         };
         if let Poll::Ready(output) = polled {

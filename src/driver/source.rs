@@ -25,6 +25,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crate::driver::poller::driver;
+use crate::identity::current::budgeted;
 use crate::driver::scheduled_io::{Direction, Ready, ReadyEvent, ScheduledIo};
 
 /// An fd registered with the process's driver (see the module docs).
@@ -72,10 +73,12 @@ impl<T: AsFd> IoSource<T> {
     /// Ready once a call in `direction` may not block (or the source is shut down); else
     /// `Pending`, with `cx`'s waker stored for that direction.
     pub(crate) fn poll_ready(&self, direction: Direction, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
-        match self.readiness.poll_ready(direction, cx) {
+        // Under the running task's budget (`identity/current.rs`): a socket that is always
+        // ready returns `Pending` once the budget is spent.
+        budgeted(cx, |cx| match self.readiness.poll_ready(direction, cx) {
             Poll::Ready(event) => Poll::Ready(check(event)),
             Poll::Pending => Poll::Pending,
-        }
+        })
     }
 
     /// Runs `call` (a non-blocking syscall on the fd) until it does not return `WouldBlock`,
@@ -196,13 +199,13 @@ impl Future for ReadyFuture<'_> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
         let this = &mut *self;
         let id = *this.id.get_or_insert_with(|| this.readiness.waiter_id());
-        match this.readiness.poll_waiter(id, this.direction, cx) {
+        budgeted(cx, |cx| match this.readiness.poll_waiter(id, this.direction, cx) {
             Poll::Ready(event) => {
                 this.id = None;
                 Poll::Ready(check(event))
             }
             Poll::Pending => Poll::Pending,
-        }
+        })
     }
 }
 

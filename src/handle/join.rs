@@ -343,7 +343,9 @@ impl<T, P: Policy> Future for JoinHandle<T, P> {
     type Output = P::Output<T>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.poll_outcome(cx).map(|outcome| P::complete(outcome, self.label()))
+        // Under the running task's budget (`identity/current.rs`), as tokio's handle.
+        crate::identity::current::budgeted(cx, |cx| self.poll_outcome(cx))
+            .map(|outcome| P::complete(outcome, self.label()))
     }
 }
 

@@ -164,6 +164,9 @@ impl TaskGroup {
     /// ```
     pub async fn wait(&self) {
         self.inner.wait_until_none_live().await;
+        // Under the running task's budget (`identity/current.rs`): a wait that ends at once
+        // spends a unit, and yields once none is left.
+        std::future::poll_fn(|cx| crate::identity::current::budgeted(cx, |_| std::task::Poll::Ready(()))).await;
     }
 
     /// Aborts every member (see [`AbortHandle::abort`]), returning at once.

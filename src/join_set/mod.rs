@@ -30,6 +30,9 @@
 //!   can end a wait (a shutdown, a detach): each waiter looks again after it registered, so no
 //!   wake is lost, and a set shut down (or detached) and empty gives `None` to every
 //!   `join_next`.
+//! - `join_next`, `join_next_with_id` (so `join_all`) and `TaskGroup::wait` run under the running
+//!   task's cooperative budget (`identity/current.rs`): a set of ended members returns `Pending`
+//!   once the budget is spent.
 //! - `&self` everywhere: the set is `Send + Sync`, so tasks may spawn into it (behind an `Arc`)
 //!   while another joins it.
 //! - Bulk operations (`abort_all`, `shutdown`, `detach_all`, the drop) take their members in
@@ -48,6 +51,7 @@ use std::future::{poll_fn, Future};
 use std::sync::Arc;
 
 use crate::handle::AbortHandle;
+use crate::identity::current::budgeted;
 use crate::identity::info::TaskName;
 use crate::identity::TaskId;
 use crate::policy::{Policy, Propagate};
@@ -254,7 +258,7 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
     /// ```
     pub async fn join_next(&self) -> Option<P::Output<T>> {
         let mut listener = None;
-        poll_fn(|cx| self.inner.poll_next(cx, &mut listener)).await.map(|(_, output)| output)
+        poll_fn(|cx| budgeted(cx, |cx| self.inner.poll_next(cx, &mut listener))).await.map(|(_, output)| output)
     }
 
     /// As [`join_next`](JoinSet::join_next), with the id of the member that ended (its
@@ -274,7 +278,7 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
     /// ```
     pub async fn join_next_with_id(&self) -> Option<(TaskId, P::Output<T>)> {
         let mut listener = None;
-        poll_fn(|cx| self.inner.poll_next(cx, &mut listener)).await
+        poll_fn(|cx| budgeted(cx, |cx| self.inner.poll_next(cx, &mut listener))).await
     }
 
     /// Waits for every member and returns their outputs in the order they ended (not the order

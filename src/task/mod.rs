@@ -23,10 +23,12 @@
 //! of crew imports anything through this one but the layers above the handles (`http/`).
 
 mod builder;
+mod coop;
 mod id;
 
 pub use crate::handle::AbortHandle;
 pub use crate::identity::{TaskId, TaskInfo};
 pub use crate::join_set::{JoinSet, TaskGroup};
 pub use builder::Builder;
+pub use coop::{consume_budget, unconstrained, Unconstrained};
 pub use id::{id, try_id};

@@ -174,6 +174,15 @@ impl Future for Sleep {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // A sleep already due spends a unit of the running task's budget (`identity/current.rs`).
+        crate::identity::current::budgeted(cx, |cx| self.poll_unbudgeted(cx))
+    }
+}
+
+impl Sleep {
+    /// The poll, outside the budget: for `Timeout`, whose deadline must fire even when its
+    /// future spends the budget (as tokio's).
+    pub(super) fn poll_unbudgeted(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if self.fired {
             return Poll::Ready(());
         }

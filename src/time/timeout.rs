@@ -113,7 +113,8 @@ impl<F: Future> Future for Timeout<F> {
         };
         let result = match future.poll(cx) {
             Poll::Ready(output) => Ok(output),
-            Poll::Pending => match Pin::new(this.sleep).poll(cx) {
+            // Outside the budget: a future that spends it must still time out.
+            Poll::Pending => match this.sleep.poll_unbudgeted(cx) {
                 Poll::Ready(()) => Err(Elapsed { limit: *this.limit }),
                 Poll::Pending => return Poll::Pending,
             },
