@@ -199,7 +199,7 @@ pub use scheduler::loom_hook as __loom;
 
 pub use block_in_place::block_in_place;
 pub use block_on::block_on;
-pub use config::{BuildError, Builder};
+pub use config::{BuildError, Builder, UnhandledPanic};
 pub use dump::{QueuedIn, TaskDump, TaskSnapshot, TaskState};
 pub use global::{dump, metrics};
 pub use handle::JoinHandle;

@@ -183,6 +183,43 @@ impl Pool {
     /// ```
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        // With `unhandled_panic(ShutdownPool)`: panics once the pool shut down on such a panic.
+        if self.shared.shuts_down_on_unhandled_panic() {
+            return self.block_on_watched(future);
+        }
+        self.block_on_here(future)
+    }
+
+    /// [`block_on`](Pool::block_on) of a pool that shuts down on an unhandled panic: `future`,
+    /// until the note of such a panic comes, which it panics with.
+    #[track_caller]
+    fn block_on_watched<F: Future>(&self, future: F) -> F::Output {
+        let noted = |note: String| -> ! { panic!("crew: Pool::block_on: {note}") };
+        if let Some(note) = self.shared.unhandled_note() {
+            noted(note);
+        }
+        let mut future = std::pin::pin!(future);
+        let mut listener = None;
+        self.block_on_here(std::future::poll_fn(|cx| {
+            loop {
+                if let Some(note) = self.shared.unhandled_note() {
+                    noted(note);
+                }
+                match listener.as_mut() {
+                    // Registered, then look again (the loop): a note before it woke nobody.
+                    None => listener = self.shared.listen_unhandled(),
+                    Some(registered) => match std::pin::Pin::new(registered).poll(cx) {
+                        std::task::Poll::Ready(()) => listener = None,
+                        std::task::Poll::Pending => break,
+                    },
+                }
+            }
+            future.as_mut().poll(cx)
+        }))
+    }
+
+    #[track_caller]
+    fn block_on_here<F: Future>(&self, future: F) -> F::Output {
         // In a paused pool, `crew::block_on` counts this future's polls as the pool's work.
         let _entered = scheduler::enter_pool(&self.shared);
         // The `tokio` feature: this pool's tokio context, unless the thread has one.
@@ -364,6 +401,8 @@ pub(crate) fn spawn_pinned<B: crate::spawning::Build>(
 impl Drop for Pool {
     fn drop(&mut self) {
         self.shared.shutdown();
+        // A shutdown an unhandled panic began runs on a thread of its own: wait for it too.
+        self.shared.join_unhandled_shutdown();
     }
 }
 

@@ -30,6 +30,7 @@ mod env;
 mod error;
 mod hooks;
 mod limits;
+mod unhandled;
 
 use std::time::Duration;
 
@@ -48,6 +49,7 @@ pub use limits::{
     DEFAULT_THREAD_KEEP_ALIVE, MAX_MAX_BLOCKING_THREADS, MAX_SPIN_BEFORE_PARK, MAX_STACK_SIZE, MAX_STUCK_THREADS,
     MAX_TAKEOVER_AFTER, MAX_THREAD_KEEP_ALIVE, MAX_WORKERS, MIN_STACK_SIZE, MIN_TAKEOVER_AFTER,
 };
+pub use unhandled::UnhandledPanic;
 
 use crate::escape::Escaped;
 use crate::report::{Hook, SlowPoll};
@@ -106,6 +108,7 @@ pub struct Builder {
     thread_name_fn: Option<ThreadNameFn>,
     max_blocking_threads: Option<usize>,
     thread_keep_alive: Option<Duration>,
+    unhandled_panic: Option<UnhandledPanic>,
     #[cfg(feature = "tokio")]
     tokio_handle: Option<tokio::runtime::Handle>,
 }
@@ -142,6 +145,8 @@ pub(crate) struct Config {
     pub(crate) hooks: ThreadHooks,
     /// Names the worker threads, instead of `{thread_name}-N`.
     pub(crate) thread_name_fn: Option<ThreadNameFn>,
+    /// What a panic no awaiter will see does (`unhandled.rs`).
+    pub(crate) unhandled_panic: UnhandledPanic,
     /// The tokio runtime whose context the pool's threads enter (`tokio_context.rs`); `None`:
     /// crew's own.
     #[cfg(feature = "tokio")]
@@ -484,6 +489,12 @@ impl Builder {
     /// For the global pool: the setting it cannot take (a paused clock, a seed), as the
     /// error naming it.
     pub(crate) fn refuse_for_global(&self) -> Result<(), BuildError> {
+        if self.unhandled_panic == Some(UnhandledPanic::ShutdownPool) {
+            return Err(BuildError::setting(
+                "Builder::unhandled_panic(UnhandledPanic::ShutdownPool) with Builder::build_global".to_owned(),
+                "the global pool never shuts down: build a private Pool with it",
+            ));
+        }
         let call = match (self.seed, self.start_paused) {
             (Some(seed), _) => format!("Builder::seed({seed})"),
             (None, Some(true)) => "Builder::start_paused(true)".to_owned(),
@@ -588,6 +599,7 @@ impl Builder {
             seed: self.seed,
             hooks: self.hooks,
             thread_name_fn: self.thread_name_fn,
+            unhandled_panic: self.unhandled_panic.unwrap_or_default(),
             #[cfg(feature = "tokio")]
             tokio_handle: self.tokio_handle,
         })

@@ -14,9 +14,11 @@
 mod abort;
 mod join;
 mod outcome;
+mod watched;
 
 pub use abort::AbortHandle;
 pub use join::JoinHandle;
 
 pub(crate) use abort::Abort;
 pub(crate) use outcome::{noop_waker, TaskOutput};
+pub(crate) use watched::{unhandled_note, watch};

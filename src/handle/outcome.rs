@@ -53,7 +53,7 @@ pub(crate) type Fallible<T> = FallibleTask<TaskOutput<T>, TaskMeta>;
 pub(crate) fn outcome<T>(output: Option<TaskOutput<T>>) -> Outcome<T> {
     match output.map(TaskOutput::into_inner) {
         Some(Ok(value)) => Outcome::Finished(value),
-        Some(Err(Some(payload))) => Outcome::Panicked(payload),
+        Some(Err(Some(payload))) => Outcome::Panicked(super::watched::unwatch(payload)),
         Some(Err(None)) => Outcome::Swallowed,
         None => Outcome::Cancelled,
     }

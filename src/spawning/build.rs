@@ -34,7 +34,8 @@ use crate::handle::JoinHandle;
 use crate::policy::{drop_payload, Policy};
 
 use crate::handle::TaskOutput;
-use crate::identity::{current, OnTaskEnd, TaskId, TaskInfo, Trace};
+use crate::handle::{unhandled_note, watch};
+use crate::identity::{current, OnTaskEnd, TaskId, TaskInfo, TaskLabel, Trace};
 use crate::scheduler::{MakeLocal, Runnable, TaskMeta};
 
 pin_project! {
@@ -45,8 +46,9 @@ pin_project! {
         future: Option<F>,
         end: E,
         trace: Trace,
-        // What `crew::task::id` reads during each poll and drop (`identity/current.rs`).
-        id: TaskId,
+        // What `crew::task::id` reads during each poll and drop (`identity/current.rs`), and the
+        // name an unhandled panic's note gives (`handle/watched.rs`).
+        label: TaskLabel,
         policy: PhantomData<P>,
     }
 
@@ -55,7 +57,7 @@ pin_project! {
             let mut this = this.project();
             // A finished task's span is not entered again: each entry is one poll.
             let _entered = this.future.is_some().then(|| this.trace.enter());
-            let _polling = this.future.is_some().then(|| current::enter(*this.id));
+            let _polling = this.future.is_some().then(|| current::enter(this.label.id()));
             // A future dropped unfinished (cancelled, or dropped by its pool) may panic in its
             // `Drop`; async-task aborts the process if that unwinds into it, so it stops here.
             // The panic hook has reported it; the payload is dropped.
@@ -70,7 +72,13 @@ pin_project! {
 impl<F, P, E: OnTaskEnd> TaskFuture<F, P, E> {
     /// Wraps `future` for the task `info`, which tells `end` when it ends.
     pub(crate) fn new(future: F, end: E, info: &TaskInfo) -> TaskFuture<F, P, E> {
-        TaskFuture { future: Some(future), end, trace: Trace::new(info, E::KIND), id: info.id(), policy: PhantomData }
+        TaskFuture {
+            future: Some(future),
+            end,
+            trace: Trace::new(info, E::KIND),
+            label: info.label(),
+            policy: PhantomData,
+        }
     }
 }
 
@@ -80,7 +88,7 @@ impl<F: Future, P: Policy, E: OnTaskEnd> Future for TaskFuture<F, P, E> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let _entered = this.trace.enter();
-        let _polling = current::enter(*this.id);
+        let _polling = current::enter(this.label.id());
         let future = this.future.as_mut();
         let polled = this.trace.poll(cx, |cx| {
             panic::catch_unwind(AssertUnwindSafe(|| match future.as_pin_mut() {
@@ -104,11 +112,19 @@ impl<F: Future, P: Policy, E: OnTaskEnd> Future for TaskFuture<F, P, E> {
             }
         }
         Poll::Ready(TaskOutput::new(output.map_err(|payload| {
+            // In a pool that shuts down on a panic no awaiter sees (`handle/watched.rs`).
+            let watching = crate::scheduler::current_watching_pool();
             if P::SWALLOW {
+                if let Some(pool) = watching {
+                    pool.note_unhandled_panic(unhandled_note(this.label, payload.as_ref()));
+                }
                 drop_payload(payload);
                 None
             } else {
-                Some(payload)
+                match watching {
+                    Some(pool) => Some(watch(payload, pool, this.label.clone())),
+                    None => Some(payload),
+                }
             }
         })))
     }

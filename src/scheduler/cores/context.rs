@@ -132,6 +132,11 @@ fn job_home() -> Option<Arc<Shared>> {
     }
 }
 
+/// The pool this thread works for or blocks in, global or private.
+pub(crate) fn current_pool() -> Option<Arc<Shared>> {
+    with_current(|current| Some(current.shared.clone()))
+}
+
 /// True if this thread works for `shared`'s pool (a worker, a thread its core was handed off
 /// from, a takeover's thread) or blocks in it (`Pool::block_on`): the one place where code
 /// dropping the pool may itself be inside a poll or a drop of one of its tasks.

@@ -25,4 +25,5 @@ pub(in crate::scheduler) mod shared;
 pub(in crate::scheduler) mod shutdown;
 pub(in crate::scheduler) mod task;
 pub(in crate::scheduler) mod task_run;
+pub(in crate::scheduler) mod unhandled;
 pub(in crate::scheduler) mod worker;

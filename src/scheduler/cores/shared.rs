@@ -37,12 +37,14 @@ use crate::scheduler::cores::task;
 
 use crate::clock::{ClockRef, PausedClock};
 use crate::config::Config;
+use crate::config::UnhandledPanic;
 use crate::scheduler::cores::context;
 use crate::scheduler::cores::counters::{Clock, CoreCounters, OutsideCounters};
 use crate::scheduler::cores::lifo::LifoSlot;
 use crate::scheduler::cores::local::{self, WakeCore};
 use crate::scheduler::cores::registry::Registry;
 use crate::scheduler::cores::seeded::Seeded;
+use crate::scheduler::cores::unhandled::Unhandled;
 use crate::scheduler::cores::worker::{Core, Pushed};
 use crate::scheduler::sleep::{Sleepers, WakeSource};
 use crate::scheduler::takeover::progress::Progress;
@@ -160,6 +162,8 @@ pub(crate) struct Shared {
     pub(in crate::scheduler) paused: Option<ClockRef>,
     /// A seeded pool's ordinals and trace (`seeded.rs`).
     pub(in crate::scheduler) seeded: Option<Seeded>,
+    /// With `unhandled_panic(ShutdownPool)`: the panic that shut it down (`unhandled.rs`).
+    pub(in crate::scheduler) unhandled: Option<Unhandled>,
     pub(in crate::scheduler) config: Config,
 }
 
@@ -201,6 +205,7 @@ impl Shared {
             kind,
             paused: config.start_paused.then(|| ClockRef::new(PausedClock::new(Instant::now()))),
             seeded: config.seed.map(Seeded::new),
+            unhandled: (config.unhandled_panic == UnhandledPanic::ShutdownPool).then(Unhandled::default),
             config,
         });
         for (index, state) in shared.slot_states.iter().enumerate().take(workers) {
