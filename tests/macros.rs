@@ -186,3 +186,18 @@ async fn tasks_waiting_on_each_other_until_the_body_returns_are_not_leftovers() 
     first.send(()).unwrap();
     drop(previous);
 }
+
+// `unhandled_panic = "shutdown_pool"`: a detached task's panic, which no awaiter sees, fails the
+// test, naming the task, while the body waits on something that never comes.
+#[crew::test(unhandled_panic = "shutdown_pool")]
+#[should_panic(expected = "\"unseen\" panicked and no awaiter will see it")]
+async fn a_detached_tasks_panic_fails_a_shutdown_pool_test() {
+    crew::task::Builder::new().name("unseen").spawn(async { panic!("expected: a detached task's panic") }).detach();
+    std::future::pending::<()>().await
+}
+
+#[crew::test(unhandled_panic = "ignore")]
+async fn an_ignore_option_leaves_the_default() {
+    crew::spawn_with(crew::Ignore, async { panic!("expected: ignored") }).detach();
+    assert_eq!(crew::spawn(async { 3 }).await, 3);
+}

@@ -106,8 +106,10 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// Options: those of `#[crew::main]` that configure a pool (`workers`, `thread_name`,
 /// `stack_size`, `takeover`, `takeover_after_ms`, `max_stuck_threads`, `drive_reactor`,
-/// `crate`), `leftovers = "fail"` (the default) or `"drop"`, and for tests that control time
-/// (crew's `docs/testing.md`):
+/// `crate`), `leftovers = "fail"` (the default) or `"drop"`, `unhandled_panic = "ignore"` (the
+/// default) or `"shutdown_pool"` (`Builder::unhandled_panic`: a panic no awaiter sees, a detached
+/// task's say, shuts the pool down and fails the test naming the task; not with `seed`), and for
+/// tests that control time (crew's `docs/testing.md`):
 ///
 /// - `start_paused = true`: the test's pool starts with its clock paused
 ///   (`Builder::start_paused`): its timers fire when nothing else can run, at once in real time.
@@ -204,6 +206,7 @@ impl Kind {
                 "max_stuck_threads",
                 "drive_reactor",
                 "leftovers",
+                "unhandled_panic",
                 "start_paused",
                 "seed",
                 "seeds",
@@ -223,6 +226,8 @@ struct Options {
     thread_name: bool,
     /// `#[crew::test]`: fail the test on leftover tasks (`leftovers = "fail"`, the default).
     fail_on_leftovers: bool,
+    /// `#[crew::test(unhandled_panic = "shutdown_pool")]`: its span.
+    shutdown_pool: Option<Span>,
     /// `#[crew::test(seed = s)]` or `(seeds = n)`: the number, whether it counts seeds
     /// (`seeds`, expanded to `__private::Seeds::Count`) or is one (`Seeds::One`), and its span.
     seeds: Option<(u64, bool, Span)>,
@@ -250,6 +255,7 @@ fn parse_options(kind: Kind, args: TokenStream2) -> syn::Result<Options> {
         workers: false,
         thread_name: false,
         fail_on_leftovers: true,
+        shutdown_pool: None,
         seeds: None,
         not_with_seed: Vec::new(),
         krate: syn::parse_quote!(::crew),
@@ -367,6 +373,25 @@ fn parse_options(kind: Kind, args: TokenStream2) -> syn::Result<Options> {
                         ))
                     }
                 };
+            }
+            "unhandled_panic" => {
+                let policy = string(kind, &name, value, "`\"ignore\"` or `\"shutdown_pool\"`")?;
+                match policy.as_str() {
+                    "ignore" => {}
+                    "shutdown_pool" => {
+                        options.not_with_seed.push(("unhandled_panic = \"shutdown_pool\"".to_owned(), span));
+                        options.shutdown_pool = Some(span);
+                    }
+                    other => {
+                        return Err(syn::Error::new_spanned(
+                            value,
+                            format!(
+                                "{}: `unhandled_panic = \"{other}\"`; expected \"ignore\" or \"shutdown_pool\"",
+                                kind.attribute()
+                            ),
+                        ))
+                    }
+                }
             }
             "crate" => {
                 let path = string(kind, &name, value, "a path, as in `crate = \"my_reexport::crew\"`")?;
@@ -512,11 +537,14 @@ fn expand(kind: Kind, args: TokenStream2, item: TokenStream2) -> syn::Result<Tok
             // A `#[should_panic]` with no expected message would pass on the leftover report's
             // panic however the body went: leftovers fail only tests that name what they expect.
             let fail = options.fail_on_leftovers && !function.attrs.iter().any(should_panic_without_message);
+            let shutdown_pool = options
+                .shutdown_pool
+                .map(|span| quote_spanned!(span=> .unhandled_panic(#krate::UnhandledPanic::ShutdownPool)));
             quote! {
                 #[::core::prelude::v1::test]
                 #(#attrs)*
                 #vis fn #name() #output {
-                    let #pool = #krate::__private::test_pool(#krate::Builder::new() #workers #thread_name #(#builder)*);
+                    let #pool = #krate::__private::test_pool(#krate::Builder::new() #workers #thread_name #(#builder)* #shutdown_pool);
                     let #output_value = #pool.block_on(async move #body);
                     #krate::__private::finish_test(#pool, #fail, &#output_value);
                     #output_value

@@ -1,0 +1,4 @@
+#[crew::test(unhandled_panic = "abort")]
+async fn strict() {}
+
+fn main() {}
