@@ -120,7 +120,19 @@ where
     T: Send + 'static,
 {
     let _ = policy;
-    let info = TaskInfo::new(None, Location::caller());
+    spawn_told(TaskInfo::new(None, Location::caller()), f, (), |handle| handle)
+}
+
+/// Spawns `f` as the job `info` on the process's blocking pool, which also tells `told` when it
+/// ends, and hands its handle to `place` before it can run (a set's member: its set files the
+/// handle, then hears of the end). Returns what `place` returns.
+pub(crate) fn spawn_told<P, F, T, E, R>(info: TaskInfo, f: F, told: E, place: impl FnOnce(JoinHandle<T, P>) -> R) -> R
+where
+    P: Policy,
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+    E: OnTaskEnd,
+{
     // Spawned from a paused pool's task or `block_on`: the job carries the pool's clock.
     let info = crate::scheduler::with_current_clock(info);
     // Spawned from a private pool's task or `block_on`: the job's own spawns go to that pool.
@@ -130,34 +142,45 @@ where
         f()
     };
     // A zero-sized schedule function over the never-dropped global pool.
-    spawn_on(info, |runnable| GLOBAL.submit(runnable), f)
+    spawn_on(info, |runnable| GLOBAL.submit(runnable), f, told, place)
 }
 
-/// Spawns `f` as a job whose `Runnable` goes to `schedule`.
-fn spawn_on<P, F, T>(info: TaskInfo, schedule: impl Fn(Runnable) + Send + Sync + 'static, f: F) -> JoinHandle<T, P>
+/// Spawns `f` as a job whose `Runnable` goes to `schedule` (see [`spawn_told`]).
+fn spawn_on<P, F, T, E, R>(
+    info: TaskInfo,
+    schedule: impl Fn(Runnable) + Send + Sync + 'static,
+    f: F,
+    told: E,
+    place: impl FnOnce(JoinHandle<T, P>) -> R,
+) -> R
 where
     P: Policy,
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
+    E: OnTaskEnd,
 {
-    let task = TaskFuture::<_, P, _>::new(job(f), Blocking, &info);
+    let task = TaskFuture::<_, P, _>::new(job(f), Blocking(told), &info);
     let schedule = move |runnable: RawRunnable| schedule(Runnable::new(runnable));
     let (runnable, task) =
         async_task::Builder::new().metadata(TaskMeta::new(info, None)).spawn(move |_| task, schedule);
     // A paused pool's job counts as its work until its run is over (`clock.rs`): taken here,
     // given back in `BlockingPool::run`.
     crate::scheduler::count_scheduled(runnable.metadata());
+    let placed = place(JoinHandle::new(task));
     runnable.schedule();
-    JoinHandle::new(task)
+    placed
 }
 
-/// The blocking pool as a task's home: it keeps no count of its tasks.
-struct Blocking;
+/// The blocking pool as a task's home: it keeps no count of its tasks, and tells `E` (a set's
+/// member's end, or nothing).
+struct Blocking<E>(E);
 
-impl OnTaskEnd for Blocking {
+impl<E: OnTaskEnd> OnTaskEnd for Blocking<E> {
     const KIND: Kind = Kind::Blocking;
 
-    fn task_ended(&mut self) {}
+    fn task_ended(&mut self) {
+        self.0.task_ended();
+    }
 }
 
 /// The closure as a future that runs it in its first poll.
@@ -332,7 +355,7 @@ mod tests {
 
     fn spawn<T: Send + 'static>(pool: &Arc<BlockingPool>, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
         let pool = pool.clone();
-        spawn_on(TaskInfo::new(None, Location::caller()), move |runnable| pool.submit(runnable), f)
+        spawn_on(TaskInfo::new(None, Location::caller()), move |runnable| pool.submit(runnable), f, (), |handle| handle)
     }
 
     fn wait_until(what: &str, mut done: impl FnMut() -> bool) {

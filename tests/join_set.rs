@@ -398,3 +398,42 @@ fn join_all_gives_every_output_and_a_panic_cancels_the_members_left() {
         dropped_rx.recv().expect("the pending member was cancelled, its future dropped");
     });
 }
+
+#[test]
+fn blocking_and_local_members_are_joined_like_the_others() {
+    with_timeout(|| {
+        let set = JoinSet::new();
+        set.spawn(async { 1u32 });
+        set.spawn_blocking(|| {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            std::thread::current().name().unwrap().starts_with("crew-blocking-") as u32 * 10
+        });
+        let local_total = crew::block_on(async {
+            let shared = std::rc::Rc::new(100u32); // !Send: a local member only
+            let abort = set.spawn_local(async move { *shared });
+            assert_eq!(set.len(), 3);
+            let mut total = 0;
+            let mut ids = Vec::new();
+            while let Some((id, output)) = set.join_next_with_id().await {
+                ids.push(id);
+                total += output;
+            }
+            assert!(ids.contains(&abort.id()));
+            total
+        });
+        assert_eq!(local_total, 111);
+
+        // An aborted local member is skipped, its future dropped on its own thread.
+        crew::block_on(async {
+            let set = JoinSet::<()>::new();
+            let (dropped_tx, dropped_rx) = mpsc::channel::<()>();
+            let abort = set.spawn_local(async move {
+                let _tx = dropped_tx;
+                std::future::pending::<()>().await
+            });
+            abort.abort();
+            assert!(set.join_next().await.is_none());
+            assert!(dropped_rx.recv().is_err(), "its future and its sender were dropped");
+        });
+    });
+}

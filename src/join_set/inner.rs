@@ -19,7 +19,7 @@ use crate::handle::{noop_waker, Abort, AbortHandle};
 use crate::identity::info::{SetLabel, TaskName};
 use crate::identity::{OnTaskEnd, TaskId, TaskInfo, TaskNameRef};
 use crate::policy::{Outcome, Policy};
-use crate::spawning::Spawnable;
+use crate::spawning::{LocalHandles, Spawnable};
 use crate::target::Target;
 
 /// What a set and its members' end hooks share.
@@ -285,6 +285,43 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
         // Filed before the member can run, so before its end.
         let place = |handle: JoinHandle<T, P>| self.spawned.push((id, handle));
         crate::target::spawn_told(target, info, Spawnable(future), end, place);
+        AbortHandle::new(self.clone(), id)
+    }
+
+    /// Spawns the blocking closure `f` as a member on the process's blocking pool; its abort
+    /// handle (an abort before the job starts drops it unrun, as for a `JoinHandle`).
+    #[track_caller]
+    #[cfg(not(loom))]
+    pub(super) fn spawn_blocking<F>(self: &Arc<Self>, f: F) -> AbortHandle
+    where
+        F: FnOnce() -> T + Send + 'static,
+    {
+        let info = TaskInfo::new(None, Location::caller());
+        let id = info.id();
+        // SeqCst: before the member can end (see `ends`).
+        self.spawns.fetch_add(1, Ordering::SeqCst);
+        let end = MemberEnd { set: self.clone(), id, told: false };
+        // Filed before the member can run, so before its end.
+        let place = |handle: JoinHandle<T, P>| self.spawned.push((id, handle));
+        crate::blocking::spawn_told(info, f, end, place);
+        AbortHandle::new(self.clone(), id)
+    }
+
+    /// Spawns `future` as a member and a local task of this thread (where `spawn_local` works);
+    /// its abort handle.
+    #[track_caller]
+    pub(super) fn spawn_local<F>(self: &Arc<Self>, future: F) -> AbortHandle
+    where
+        F: Future<Output = T> + 'static,
+    {
+        let info = TaskInfo::new(None, Location::caller());
+        let id = info.id();
+        // SeqCst: before the member can end (see `ends`).
+        self.spawns.fetch_add(1, Ordering::SeqCst);
+        let end = MemberEnd { set: self.clone(), id, told: false };
+        // Filed before the member can run, and before a refused spawn's end is told.
+        let place = |handle: JoinHandle<T, P>| self.spawned.push((id, handle));
+        crate::scheduler::spawn_local_told::<LocalHandles<P>, F, _, _>(info, future, end, place);
         AbortHandle::new(self.clone(), id)
     }
 

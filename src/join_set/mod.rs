@@ -227,6 +227,59 @@ impl<T: Send + 'static, P: Policy> JoinSet<T, P> {
         self.inner.spawn(Target::Private(pool.shared_arc()), None, future)
     }
 
+    /// Runs the blocking closure `f` on crew's blocking pool as a member of the set, as
+    /// [`spawn_blocking`](crate::spawn_blocking) does (tokio's `JoinSet::spawn_blocking`).
+    /// Aborting it before it starts drops it unrun; once running, it runs to its end (a thread
+    /// cannot be interrupted), and its output is dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = crew::task::JoinSet::new();
+    /// set.spawn_blocking(|| std::fs::read("Cargo.toml").map(|bytes| bytes.len()).unwrap());
+    /// assert!(crew::block_on(set.join_next()).unwrap() > 0);
+    /// ```
+    #[track_caller]
+    #[cfg(not(loom))] // the blocking pool is left out of loom builds
+    pub fn spawn_blocking<F>(&self, f: F) -> AbortHandle
+    where
+        F: FnOnce() -> T + Send + 'static,
+    {
+        self.inner.spawn_blocking(f)
+    }
+
+    /// Spawns the `!Send` future `future` into the set as a local task of this thread, as
+    /// [`spawn_local`](crate::spawn_local) does (tokio's `JoinSet::spawn_local`): it runs only
+    /// on this thread; the set is joined from anywhere.
+    ///
+    /// # Panics
+    ///
+    /// Where [`crew::spawn_local`](crate::spawn_local) panics: outside a crew worker's task and
+    /// outside `block_on`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    ///
+    /// let total = crew::block_on(async {
+    ///     let set = crew::task::JoinSet::new();
+    ///     for n in 1..=3u32 {
+    ///         let shared = Rc::new(n); // !Send
+    ///         set.spawn_local(async move { *shared * 10 });
+    ///     }
+    ///     set.join_all().await.into_iter().sum::<u32>()
+    /// });
+    /// assert_eq!(total, 60);
+    /// ```
+    #[track_caller]
+    pub fn spawn_local<F>(&self, future: F) -> AbortHandle
+    where
+        F: Future<Output = T> + 'static,
+    {
+        self.inner.spawn_local(future)
+    }
+
     /// `task::Builder::spawn_in`'s path: a named member.
     #[track_caller]
     pub(crate) fn spawn_named<F>(&self, target: Target<'_>, name: Option<TaskName>, future: F) -> AbortHandle

@@ -137,4 +137,4 @@ pub(crate) use cores::schedule::{count_scheduled, schedule_private, Pinned};
 pub(crate) use cores::shared::{delay_remote_pushes_during_shutdown, PoolKind, Shared};
 pub(crate) use cores::shared::{RawRunnable, Runnable, TaskMeta};
 pub(crate) use local_tasks::local_drive::{drive as drive_local, enter_block_on};
-pub(crate) use local_tasks::local_spawn::{spawn as spawn_local, MakeLocal};
+pub(crate) use local_tasks::local_spawn::{spawn as spawn_local, spawn_told as spawn_local_told, MakeLocal};

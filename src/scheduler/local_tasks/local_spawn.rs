@@ -6,6 +6,8 @@
 //! - A spawn on a thread that runs no local tasks panics, naming where `spawn_local` works; one
 //!   that the home or the pool refuses (closing) drops its future on this thread and returns a
 //!   handle that reports the task cancelled.
+//! - [`spawn_told`]'s `place` gets the handle before the task's extra end can be told: before the
+//!   first schedule, and, for a refused spawn, before that end is dropped (which tells it).
 //! - A local task's future carries its key in the home's `Tasks` ([`Polled`]), given back when
 //!   the future is dropped, and counts itself in `POLLING` while polled (`local_drive.rs`).
 
@@ -74,6 +76,33 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
+    spawn_told::<M, F, (), M::Handle>(info, future, (), |handle| handle)
+}
+
+/// [`spawn`] of a task that also tells `told` when it ends, and hands its handle to `place`
+/// before its end can be told (a set's member: its set files the handle, then hears of the
+/// end), refused spawns included. Returns what `place` returns.
+#[track_caller]
+pub(crate) fn spawn_told<M, F, E, R>(info: TaskInfo, future: F, told: E, place: impl FnOnce(M::Handle) -> R) -> R
+where
+    M: MakeLocal<F>,
+    F: Future + 'static,
+    F::Output: 'static,
+    E: OnTaskEnd,
+{
+    // Kept here until the task takes it: a refused spawn places its handle, then drops it.
+    let mut told = Some(told);
+    // A refused spawn: its handle placed, then its extra end dropped (which tells it).
+    fn refused<M: MakeLocal<F>, F: Future, E, R>(
+        id: TaskId,
+        location: &'static Location<'static>,
+        told: &mut Option<E>,
+        place: impl FnOnce(M::Handle) -> R,
+    ) -> R {
+        let placed = place(M::refused(id, location));
+        drop(told.take());
+        placed
+    }
     let pool = context::local_spawn_pool();
     if !(pool.is_some() || in_block_on() || in_local_poll()) {
         panic!(
@@ -88,7 +117,7 @@ where
     let forget_key = || with_here(|here| drop(here.tasks.borrow_mut().remove(key)));
     // Only the owner closes its home: no close can begin between this check and the register.
     if home.closed.load(Ordering::SeqCst) {
-        return M::refused(id, location);
+        return refused::<M, F, E, R>(id, location, &mut told, place);
     }
     // The pool's registry lists a local task only for the dump (and `#[crew::test]`'s check of
     // leftovers): a pool's shutdown drops its threads' local tasks through their homes.
@@ -96,6 +125,8 @@ where
     let info = if registry.is_some() { info.with_record() } else { info };
     // The task holds the home twice (its schedule function, its end); this one moves into it.
     let end = HomeEnd { home: home.clone() };
+    // `told` moves into the task only as it is made: a spawn the registry refuses keeps it here.
+    let told_once = "a local task's end is taken once";
     // A paused pool's local task carries its clock, so that its schedules and runs count as
     // the pool's work (`clock.rs`).
     let info = crate::scheduler::with_current_clock(info);
@@ -107,12 +138,16 @@ where
     // Without a registry the task carries no registration (24 bytes less in every local
     // task's allocation), as `Shared::spawn` builds an ordinary task.
     let spawned = match registry {
-        None => Some(M::make(TaskMeta::new(info, None), end, Polled { future, key }, schedule)),
+        None => {
+            let end = (end, told.take().expect(told_once));
+            Some(M::make(TaskMeta::new(info, None), end, Polled { future, key }, schedule))
+        }
         Some(registry) => registry
             .register_local(
                 context::shard_hint(),
                 |registration: LocalRegistration| {
-                    M::make(TaskMeta::new(info, None), (end, registration), Polled { future, key }, schedule)
+                    let end = ((end, told.take().expect(told_once)), registration);
+                    M::make(TaskMeta::new(info, None), end, Polled { future, key }, schedule)
                 },
                 |(runnable, _): &(Runnable, M::Handle)| (runnable.waker(), Some(runnable.metadata().info().clone())),
             )
@@ -121,15 +156,16 @@ where
     // Refused by the pool (shutting down): its future was dropped with the closure, here.
     let Some((runnable, handle)) = spawned else {
         forget_key();
-        return M::refused(id, location);
+        return refused::<M, F, E, R>(id, location, &mut told, place);
     };
     with_here(|here| {
         here.tasks.borrow_mut().fill(key, runnable.waker());
         here.home.live.incr();
     });
     context::count_local_spawn();
+    let placed = place(handle);
     runnable.schedule();
-    handle
+    placed
 }
 
 pin_project_lite::pin_project! {
