@@ -39,7 +39,8 @@ pub(crate) fn shared() -> &'static Shared {
 }
 
 fn start(builder: Builder) -> Result<Pool, BuildError> {
-    #[cfg(not(loom))]
+    // Checked in loom builds too, which leave the blocking pool out.
+    #[cfg_attr(loom, allow(unused_variables))]
     let (max_blocking_threads, keep_alive) = builder.blocking_limits()?;
     let config = builder.check(Env::from_process())?;
     // The process's blocking pool takes the global pool's limits.

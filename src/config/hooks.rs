@@ -64,6 +64,7 @@ impl ThreadHooks {
     }
 
     /// Whether a start or stop hook is set (the blocking pool's threads care for no other).
+    #[cfg_attr(loom, allow(dead_code))] // the blocking pool is left out of loom builds
     pub(crate) fn has_start_or_stop(&self) -> bool {
         self.start.is_some() || self.stop.is_some()
     }

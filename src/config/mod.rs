@@ -34,6 +34,7 @@ mod unhandled;
 
 use std::time::Duration;
 
+#[cfg(not(loom))] // the blocking pool's own read of its variables; loom builds leave it out
 pub(crate) use blocking::blocking_limits;
 pub(crate) use env::{task_dump_from_env, Env};
 pub use env::{

@@ -10,11 +10,11 @@
 //! - An `Ignore` task's panic is noted at once, where it is caught: nobody ever awaits it.
 
 use std::any::Any;
-use std::sync::Arc;
 
 use crate::identity::TaskLabel;
 use crate::policy::{drop_payload, payload_message, Payload};
 use crate::scheduler::Shared;
+use crate::sync::Arc;
 
 /// The payload, and whom to tell if it is dropped untaken.
 struct Watched {
@@ -48,7 +48,7 @@ pub(crate) fn unhandled_note(task: &TaskLabel, payload: &(dyn Any + Send)) -> St
 impl Drop for Watched {
     fn drop(&mut self) {
         if let Some(payload) = self.payload.take() {
-            self.pool.note_unhandled_panic(unhandled_note(&self.task, payload.as_ref()));
+            crate::scheduler::note_unhandled_panic(&self.pool, unhandled_note(&self.task, payload.as_ref()));
             drop_payload(payload);
         }
     }

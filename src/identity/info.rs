@@ -347,7 +347,7 @@ impl TaskInfo {
 
     /// The task's id and name, as a `JoinError` keeps them.
     pub(crate) fn label(&self) -> TaskLabel {
-        TaskLabel { id: self.id, named: self.extra.clone().filter(|extra| extra.name.is_some()) }
+        TaskLabel { id: self.id, named: self.extra.as_ref().filter(|extra| extra.name.is_some()).cloned() }
     }
 
     /// The task's name, if it was given one.

@@ -130,7 +130,7 @@ pub(crate) use cores::context::{
 };
 pub(crate) use cores::run::fail_next_thread_starts;
 pub(crate) use cores::task_run::{block_while_held, release_while_blocked};
-pub(crate) use cores::unhandled::current_watching_pool;
+pub(crate) use cores::unhandled::{current_watching_pool, note_unhandled_panic};
 
 pub(crate) use cores::registry::Registration;
 pub(crate) use cores::schedule::{count_scheduled, schedule_private, Pinned};

@@ -116,7 +116,7 @@ impl<F: Future, P: Policy, E: OnTaskEnd> Future for TaskFuture<F, P, E> {
             let watching = crate::scheduler::current_watching_pool();
             if P::SWALLOW {
                 if let Some(pool) = watching {
-                    pool.note_unhandled_panic(unhandled_note(this.label, payload.as_ref()));
+                    crate::scheduler::note_unhandled_panic(&pool, unhandled_note(this.label, payload.as_ref()));
                 }
                 drop_payload(payload);
                 None

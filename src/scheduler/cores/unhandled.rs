@@ -11,44 +11,45 @@
 //! - Whoever waits for the note (`Pool::block_on`) listens on `noted` and looks again after it
 //!   registered: no note is missed.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use event_listener::{Event, EventListener};
 
 use crate::scheduler::cores::context;
 use crate::scheduler::cores::shared::Shared;
+use crate::sync::{thread, Arc};
 
 /// The state of a pool that shuts down on an unhandled panic.
 #[derive(Debug, Default)]
 pub(crate) struct Unhandled {
     note: Mutex<Option<String>>,
     noted: Event,
-    shutdown: Mutex<Option<std::thread::JoinHandle<()>>>,
+    shutdown: Mutex<Option<thread::JoinHandle<()>>>,
+}
+
+/// Notes a panic no awaiter will see in `pool`, described by `what`, and starts the pool's
+/// shutdown on a thread of its own (see the module docs). Nothing if the pool does not shut down
+/// on one.
+pub(crate) fn note_unhandled_panic(pool: &Arc<Shared>, what: String) {
+    let Some(unhandled) = &pool.unhandled else { return };
+    {
+        let mut note = unhandled.note.lock().unwrap_or_else(PoisonError::into_inner);
+        if note.is_some() {
+            return;
+        }
+        *note = Some(what);
+    }
+    unhandled.noted.notify(usize::MAX);
+    let pool = pool.clone();
+    let started = thread::Builder::new().name("crew-unhandled".to_owned()).spawn(move || pool.shutdown());
+    // No thread (`Err`): the pool's drop shuts it down; meanwhile `block_on` panics with
+    // the note.
+    if let Ok(thread) = started {
+        *unhandled.shutdown.lock().unwrap_or_else(PoisonError::into_inner) = Some(thread);
+    }
 }
 
 impl Shared {
-    /// Notes a panic no awaiter will see, described by `what`, and starts the pool's shutdown
-    /// on a thread of its own (see the module docs). Nothing if the pool does not shut down on
-    /// one.
-    pub(crate) fn note_unhandled_panic(self: &Arc<Self>, what: String) {
-        let Some(unhandled) = &self.unhandled else { return };
-        {
-            let mut note = unhandled.note.lock().unwrap_or_else(PoisonError::into_inner);
-            if note.is_some() {
-                return;
-            }
-            *note = Some(what);
-        }
-        unhandled.noted.notify(usize::MAX);
-        let pool = self.clone();
-        let started = std::thread::Builder::new().name("crew-unhandled".to_owned()).spawn(move || pool.shutdown());
-        // No thread (`Err`): the pool's drop shuts it down; meanwhile `block_on` panics with
-        // the note.
-        if let Ok(thread) = started {
-            *unhandled.shutdown.lock().unwrap_or_else(PoisonError::into_inner) = Some(thread);
-        }
-    }
-
     /// Whether the pool was built with `unhandled_panic(ShutdownPool)`.
     pub(crate) fn shuts_down_on_unhandled_panic(&self) -> bool {
         self.unhandled.is_some()
