@@ -311,12 +311,15 @@ fn pool_block_on_called_inside_another_pools_task_hands_off_that_worker_and_spaw
 }
 
 #[test]
-fn spawn_inside_a_blocking_job_runs_on_the_global_pool() {
+fn spawn_inside_a_blocking_job_runs_on_the_pool_that_started_the_job() {
     with_timeout(|| {
         let pool = crew::Pool::builder().workers(1).thread_name("private").build().unwrap();
         let ran_on = crew::block_on(
             pool.spawn(async { crew::spawn_blocking(|| crew::block_on(crew::spawn(async { thread_name() }))).await }),
         );
+        assert!(ran_on.starts_with("private-"), "ran on {ran_on}");
+        // Started off every private pool: the global pool.
+        let ran_on = crew::block_on(crew::spawn_blocking(|| crew::block_on(crew::spawn(async { thread_name() }))));
         assert!(ran_on.starts_with("crew-worker-"), "ran on {ran_on}");
     });
 }
