@@ -34,7 +34,7 @@ use super::outcome::{noop_waker, outcome, Fallible, TaskOutput};
 use crate::policy::{Outcome, Policy, Propagate};
 use std::sync::Arc;
 
-use crate::identity::{TaskId, TaskLabel, TaskNameRef};
+use crate::identity::{current, TaskId, TaskLabel, TaskNameRef};
 use crate::scheduler::TaskMeta;
 use crate::sync::planted_bug;
 
@@ -344,8 +344,12 @@ impl<T, P: Policy> Future for JoinHandle<T, P> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // Under the running task's budget (`identity/current.rs`), as tokio's handle.
-        crate::identity::current::budgeted(cx, |cx| self.poll_outcome(cx))
-            .map(|outcome| P::complete(outcome, self.label()))
+        if !current::proceed(cx) {
+            return Poll::Pending;
+        }
+        let outcome = std::task::ready!(self.poll_outcome(cx));
+        current::spend();
+        Poll::Ready(P::complete(outcome, self.label()))
     }
 }
 

@@ -18,8 +18,8 @@
 //!   task at once, so the task goes back to its scheduler and the next poll starts afresh. A
 //!   `Pending` result spends nothing. Nested polls (a `block_on` inside a task) get a budget of
 //!   their own and give the outer one back untouched.
-//! - One `const` thread-local, of one `Copy` value: a poll's entry and exit are one
-//!   replace and one store.
+//! - One `const` thread-local, of one word (the id and the budget packed): a poll's entry and
+//!   exit are one replace and one store.
 
 use std::cell::Cell;
 use std::task::{Context, Poll};
@@ -30,43 +30,62 @@ use crate::sync::const_thread_local;
 /// The units a poll starts with: tokio's number.
 pub(crate) const BUDGET: u8 = 128;
 
-/// What this thread's running poll is.
+/// What this thread's running poll is, in one word: the task's id in the low bits (0: no
+/// task; ids never reach 2^56), the units left in the top byte ([`UNCONSTRAINED`]: no budget).
 #[derive(Clone, Copy)]
-struct Running {
-    task: Option<TaskId>,
-    /// Units left; `None`: unconstrained.
-    budget: Option<u8>,
+struct Running(u64);
+
+/// The top byte of a poll with no budget.
+const UNCONSTRAINED: u64 = 0xff;
+const BUDGET_SHIFT: u32 = 56;
+const ID_MASK: u64 = (1 << BUDGET_SHIFT) - 1;
+
+impl Running {
+    fn new(task: Option<TaskId>, budget: Option<u8>) -> Running {
+        let id = task.map_or(0, TaskId::as_u64);
+        debug_assert_eq!(id & !ID_MASK, 0, "task ids never reach 2^56");
+        Running(id | (budget.map_or(UNCONSTRAINED, u64::from) << BUDGET_SHIFT))
+    }
+
+    fn task(self) -> Option<TaskId> {
+        let id = self.0 & ID_MASK;
+        (id != 0).then(|| TaskId::from_u64(id))
+    }
+
+    fn budget(self) -> Option<u8> {
+        let units = self.0 >> BUDGET_SHIFT;
+        (units != UNCONSTRAINED).then_some(units as u8)
+    }
 }
 
 const_thread_local! {
-    static CURRENT: Cell<Running> = Cell::new(Running { task: None, budget: None });
+    static CURRENT: Cell<Running> = Cell::new(Running(UNCONSTRAINED << BUDGET_SHIFT));
 }
 
 /// The task being polled on this thread, if any.
 #[inline]
 pub(crate) fn current() -> Option<TaskId> {
-    CURRENT.try_with(|current| current.get().task).ok().flatten()
+    CURRENT.try_with(|current| current.get().task()).ok().flatten()
 }
 
 /// Marks the poll of task `id` (with a full budget) as running on this thread until the guard
 /// drops.
 #[inline]
 pub(crate) fn enter(id: TaskId) -> Polling {
-    set(Running { task: Some(id), budget: Some(BUDGET) })
+    set(Running::new(Some(id), Some(BUDGET)))
 }
 
 /// Marks the poll of a `block_on`'s own future (no task, a full budget) as running on this
 /// thread until the guard drops.
 #[inline]
 pub(crate) fn enter_block_on() -> Polling {
-    set(Running { task: None, budget: Some(BUDGET) })
+    set(Running::new(None, Some(BUDGET)))
 }
 
 /// Lifts the budget on this thread until the guard drops (`crew::task::unconstrained`).
 #[inline]
 pub(crate) fn unconstrained() -> Polling {
-    let task = current();
-    set(Running { task, budget: None })
+    set(Running::new(current(), None))
 }
 
 #[inline]
@@ -97,8 +116,7 @@ impl std::fmt::Debug for Polling {
 /// woken, if the budget is spent; else `poll`'s result, a `Ready` one spending a unit.
 #[inline]
 pub(crate) fn budgeted<T>(cx: &mut Context<'_>, poll: impl FnOnce(&mut Context<'_>) -> Poll<T>) -> Poll<T> {
-    let running = CURRENT.try_with(Cell::get).ok();
-    let Some(Running { budget: Some(left), .. }) = running else {
+    let Some(left) = CURRENT.try_with(|current| current.get().budget()).ok().flatten() else {
         // Unconstrained, or the thread-locals are being destroyed.
         return poll(cx);
     };
@@ -110,18 +128,51 @@ pub(crate) fn budgeted<T>(cx: &mut Context<'_>, poll: impl FnOnce(&mut Context<'
     if result.is_ready() {
         // Read again: `poll` may have run a nested poll, which put back what it found.
         let _ = CURRENT.try_with(|current| {
-            let mut now = current.get();
-            now.budget = now.budget.map(|left| left.saturating_sub(1));
-            current.set(now);
+            let now = current.get();
+            if let Some(left @ 1..) = now.budget() {
+                current.set(Running(now.0 - (1 << BUDGET_SHIFT)));
+                debug_assert_eq!(current.get().budget(), Some(left - 1));
+            }
         });
     }
     result
 }
 
+/// Whether the running poll may go on: false (with the task woken) once its budget is spent.
+/// A caller that goes on and gets a `Ready` result calls [`spend`].
+#[inline]
+pub(crate) fn proceed(cx: &mut Context<'_>) -> bool {
+    match CURRENT.try_with(|current| current.get().0 >> BUDGET_SHIFT) {
+        Ok(0) => {
+            out_of_budget(cx);
+            false
+        }
+        _ => true,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn out_of_budget(cx: &mut Context<'_>) {
+    cx.waker().wake_by_ref();
+}
+
+/// Spends one unit of the running poll's budget, if it has one (see [`proceed`]).
+#[inline]
+pub(crate) fn spend() {
+    let _ = CURRENT.try_with(|current| {
+        let now = current.get().0;
+        let units = now >> BUDGET_SHIFT;
+        if units != 0 && units != UNCONSTRAINED {
+            current.set(Running(now - (1 << BUDGET_SHIFT)));
+        }
+    });
+}
+
 /// The budget left to this thread's running poll: `None` if unconstrained.
 #[cfg(test)]
 pub(crate) fn budget_left() -> Option<u8> {
-    CURRENT.try_with(|current| current.get().budget).ok().flatten()
+    CURRENT.try_with(|current| current.get().budget()).ok().flatten()
 }
 
 #[cfg(test)]
