@@ -9,7 +9,6 @@
 //!   `spawn_blocking` before the global pool started reads the variables too, and panics on a
 //!   bad one as `spawn` does on a bad `CREW_WORKERS`.
 
-
 use std::time::Duration;
 
 use super::env::{self, Env, BLOCKING_THREADS_EXPECTED, KEEP_ALIVE_EXPECTED};
