@@ -122,6 +122,7 @@ mod reactor_loop;
 mod sleep;
 mod takeover;
 
+pub(crate) use cores::context::current_watching_pool;
 #[cfg(not(loom))]
 pub(crate) use cores::context::enter_job_home;
 pub(crate) use cores::context::{
@@ -129,8 +130,8 @@ pub(crate) use cores::context::{
     try_hand_off_core, with_current_clock,
 };
 pub(crate) use cores::run::fail_next_thread_starts;
+pub(crate) use cores::shutdown::note_unhandled_panic;
 pub(crate) use cores::task_run::{block_while_held, release_while_blocked};
-pub(crate) use cores::unhandled::{current_watching_pool, note_unhandled_panic};
 
 pub(crate) use cores::registry::Registration;
 pub(crate) use cores::schedule::{count_scheduled, schedule_private, Pinned};

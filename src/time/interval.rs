@@ -159,7 +159,7 @@ fn nanos_to_duration(nanos: u128) -> Duration {
 /// (`Burst`, tokio's default too) they keep the original schedule, and after a stall the missed
 /// ticks complete back to back until the interval has caught up.
 ///
-/// An `Interval` is also a [`Stream`](futures_lite::Stream) of the instants its ticks were due
+/// An `Interval` is also a [`futures_lite::Stream`] of the instants its ticks were due
 /// at, which never ends (tokio wraps its interval in `IntervalStream` for that; here the
 /// interval is the stream).
 ///

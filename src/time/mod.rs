@@ -1,4 +1,4 @@
-//! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`timeout_at`] and [`interval`], on
+//! Timers: [`sleep`](fn@sleep), [`sleep_until`], [`timeout`](fn@timeout), [`timeout_at`] and [`interval`](fn@interval), on
 //! crew's I/O driver, or on a paused pool's virtual clock; [`now`], and [`advance`] for a paused
 //! clock. What tokio's users reach for is here under tokio's names: an [`Interval`]'s
 //! [`MissedTickBehavior`] and `reset*` methods, an `Interval` as a `Stream` of ticks, and a

@@ -132,9 +132,10 @@ fn job_home() -> Option<Arc<Shared>> {
     }
 }
 
-/// The pool this thread works for or blocks in, global or private.
-pub(crate) fn current_pool() -> Option<Arc<Shared>> {
-    with_current(|current| Some(current.shared.clone()))
+/// The pool this thread works for or blocks in, if it shuts down on an unhandled panic
+/// (`unhandled.rs`): where a panic caught on this thread is noted.
+pub(crate) fn current_watching_pool() -> Option<Arc<Shared>> {
+    with_current(|current| current.shared.unhandled.is_some().then(|| current.shared.clone()))
 }
 
 /// True if this thread works for `shared`'s pool (a worker, a thread its core was handed off

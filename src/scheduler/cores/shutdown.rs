@@ -20,7 +20,9 @@ use crate::scheduler::cores::context;
 use crate::scheduler::cores::shared::Runnable;
 use crate::scheduler::cores::shared::Shared;
 use crate::scheduler::cores::worker::Core;
+use crate::sync::Arc;
 use crate::sync::{fence, is_finished, lock, planted_bug, retry, thread, wait_until, Deadline, Listener, Ordering};
+use event_listener::EventListener;
 
 impl Shared {
     /// Stops the pool: see the module docs for the order of steps. Waits for every thread,
@@ -206,6 +208,41 @@ impl Shared {
         // may deadlock only if a caller up the stack holds a lock the destructors take, where
         // leaking them would lose their drops for sure.
         let _ = thread::Builder::new().name("crew-reaper".into()).spawn(move || drop(late));
+    }
+}
+
+/// Notes a panic no awaiter will see in `pool`, described by `what`, and starts the pool's
+/// shutdown on a thread of its own (`unhandled.rs`). Nothing if the pool does not shut down on
+/// one.
+pub(crate) fn note_unhandled_panic(pool: &Arc<Shared>, what: String) {
+    if let Some(unhandled) = &pool.unhandled {
+        let pool = pool.clone();
+        unhandled.note(what, move || pool.shutdown());
+    }
+}
+
+impl Shared {
+    /// Whether the pool was built with `unhandled_panic(ShutdownPool)`.
+    pub(crate) fn shuts_down_on_unhandled_panic(&self) -> bool {
+        self.unhandled.is_some()
+    }
+
+    /// The note of the panic that shut the pool down, if any.
+    pub(crate) fn unhandled_note(&self) -> Option<String> {
+        self.unhandled.as_ref()?.noted()
+    }
+
+    /// A registration for the note, if the pool shuts down on an unhandled panic: look at
+    /// [`unhandled_note`](Shared::unhandled_note) after it.
+    pub(crate) fn listen_unhandled(&self) -> Option<EventListener> {
+        Some(self.unhandled.as_ref()?.listen())
+    }
+
+    /// Waits for the shutdown an unhandled panic started, if any (the pool's drop).
+    pub(crate) fn join_unhandled_shutdown(&self) {
+        if let Some(unhandled) = &self.unhandled {
+            unhandled.join_shutdown();
+        }
     }
 }
 
