@@ -319,7 +319,8 @@ impl BlockingPool {
             }
             state.idle += 1;
             self.publish(&state);
-            let (guard, wait) = { let keep_alive = state.keep_alive; self.work.wait_timeout(state, keep_alive) }.unwrap_or_else(|poisoned| {
+            let keep_alive = state.keep_alive;
+            let (guard, wait) = self.work.wait_timeout(state, keep_alive).unwrap_or_else(|poisoned| {
                 // crew's critical sections never panic halfway; take the guard as it is.
                 poisoned.into_inner()
             });
