@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use common::with_timeout;
+use common::{wait_until, with_timeout};
 
 #[test]
 fn the_global_pools_start_hook_runs_on_its_workers_and_the_blocking_threads() {
@@ -19,8 +19,11 @@ fn the_global_pools_start_hook_runs_on_its_workers_and_the_blocking_threads() {
             .unwrap();
         let job_thread = crew::block_on(crew::spawn_blocking(|| std::thread::current().name().unwrap().to_owned()));
         crew::block_on(crew::spawn(async {}));
-        let started = started.lock().unwrap().clone();
-        assert!(started.contains(&job_thread), "{job_thread} not in {started:?}");
-        assert_eq!(started.iter().filter(|name| name.starts_with("crew-worker-")).count(), 2, "{started:?}");
+        // A job's thread runs the hook before the job; a worker before its first task, which
+        // may come after this look: wait for both workers' starts.
+        assert!(started.lock().unwrap().contains(&job_thread), "{job_thread} not in {:?}", started.lock().unwrap());
+        wait_until("both workers ran the start hook", || {
+            started.lock().unwrap().iter().filter(|name| name.starts_with("crew-worker-")).count() == 2
+        });
     });
 }
