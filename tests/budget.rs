@@ -71,6 +71,10 @@ fn a_task_reading_a_socket_that_always_has_data_lets_a_timer_fire_on_one_worker(
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "ran past its 60 s hang guard under miri, with 1,000 members and with 300 (2026-12-02; not analysed)"
+)]
 fn a_join_set_of_ended_members_yields_every_128_joins_and_unconstrained_does_not() {
     with_timeout(|| {
         let pool = one_worker();
