@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use once_cell::sync::{Lazy, OnceCell};
 
-use crate::config::ThreadHooks;
+use crate::config::{Env, ThreadHooks};
 use crate::handle::JoinHandle;
 use crate::identity::{Kind, OnTaskEnd, TaskInfo};
 use crate::metrics::BlockingMetrics;
@@ -35,7 +35,7 @@ use crate::sync::{lock, thread, Arc, Condvar, Mutex, SingleWriterCounter};
 /// The process's blocking pool, with the limits of `CREW_MAX_BLOCKING_THREADS` and
 /// `CREW_THREAD_KEEP_ALIVE_MS` (else the defaults) until the global pool's start sets those of
 /// its builder (`set_limits`).
-static GLOBAL: Lazy<Arc<BlockingPool>> = Lazy::new(|| match crate::config::blocking_limits(None, None) {
+static GLOBAL: Lazy<Arc<BlockingPool>> = Lazy::new(|| match crate::config::blocking_limits(None, None, &Env::from_process()) {
     Ok((max_threads, keep_alive)) => BlockingPool::new(max_threads, keep_alive),
     Err(err) => panic!("crew::spawn_blocking: the blocking pool cannot start: {err}"),
 });

@@ -39,10 +39,11 @@ pub(crate) fn shared() -> &'static Shared {
 }
 
 fn start(builder: Builder) -> Result<Pool, BuildError> {
+    let env = Env::from_process();
     // Checked in loom builds too, which leave the blocking pool out.
     #[cfg_attr(loom, allow(unused_variables))]
-    let (max_blocking_threads, keep_alive) = builder.blocking_limits()?;
-    let config = builder.check(Env::from_process())?;
+    let (max_blocking_threads, keep_alive) = builder.blocking_limits(&env)?;
+    let config = builder.check(env)?;
     // The process's blocking pool takes the global pool's limits.
     #[cfg(not(loom))]
     crate::blocking::set_limits(max_blocking_threads, keep_alive);

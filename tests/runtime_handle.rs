@@ -1,6 +1,7 @@
 //! The runtime handle and a task's identity, as a tokio user reaches for them:
-//! `Spawner::current()`, `crew::spawn` inside a `spawn_blocking` job, `crew::task::id()` and
-//! `try_id()`, `JoinHandle::abort()`, and the id and name a `JoinError` carries.
+//! `Spawner::current()` (`crew::spawn` inside a `spawn_blocking` job: tests/spawn.rs),
+//! `crew::task::id()` and `try_id()`, `JoinHandle::abort()`, and the id and name a `JoinError`
+//! carries.
 
 mod common;
 
@@ -34,26 +35,6 @@ fn spawner_current_is_the_pool_of_the_task_its_block_on_or_its_blocking_job() {
         drop(pool);
         assert!(spawner.is_shut_down());
         assert!(crew::block_on(spawner.spawn_with(crew::Catch, async {})).unwrap_err().is_cancelled());
-    });
-}
-
-#[test]
-fn a_spawn_inside_a_blocking_job_goes_to_the_pool_that_started_the_job() {
-    with_timeout(|| {
-        let pool = crew::Pool::builder().workers(1).thread_name("job-home").build().unwrap();
-        let from_task = crew::block_on(
-            pool.spawn(async { crew::spawn_blocking(|| crew::block_on(crew::spawn(async { thread_name() }))).await }),
-        );
-        assert!(from_task.starts_with("job-home-"), "{from_task}");
-        let from_block_on = pool
-            .block_on(async { crew::spawn_blocking(|| crew::block_on(crew::spawn(async { thread_name() }))).await });
-        assert!(from_block_on.starts_with("job-home-"), "{from_block_on}");
-        // A job started off every private pool spawns onto the global pool, and the blocking
-        // thread that ran the pool's job keeps no trace of it.
-        for _ in 0..4 {
-            let ran_on = crew::block_on(crew::spawn_blocking(|| crew::block_on(crew::spawn(async { thread_name() }))));
-            assert!(ran_on.starts_with("crew-worker-"), "{ran_on}");
-        }
     });
 }
 

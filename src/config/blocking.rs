@@ -66,30 +66,31 @@ impl Builder {
         Err(BuildError::setting(format!("{call} with Builder::build (a private pool)"), PRIVATE_EXPECTED))
     }
 
-    /// The blocking pool's limits this builder gives the global pool (see [`blocking_limits`]).
-    pub(crate) fn blocking_limits(&self) -> Result<(usize, Duration), BuildError> {
-        blocking_limits(self.max_blocking_threads, self.thread_keep_alive)
+    /// The blocking pool's limits this builder gives the global pool, `env` holding the `CREW_`
+    /// variables (see [`blocking_limits`]).
+    pub(crate) fn blocking_limits(&self, env: &Env) -> Result<(usize, Duration), BuildError> {
+        blocking_limits(self.max_blocking_threads, self.thread_keep_alive, env)
     }
 }
 
 /// The blocking pool's limits: `threads` and `keep_alive` if given, else their `CREW_`
-/// variables, else the defaults; checked.
+/// variables in `env`, else the defaults; checked.
 pub(crate) fn blocking_limits(
     threads: Option<usize>,
     keep_alive: Option<Duration>,
+    env: &Env,
 ) -> Result<(usize, Duration), BuildError> {
-    let env = Env::from_process();
     let threads = match threads {
         Some(n) if (1..=MAX_MAX_BLOCKING_THREADS).contains(&n) => n,
         Some(n) => {
             return Err(BuildError::setting(format!("Builder::max_blocking_threads({n})"), BLOCKING_THREADS_EXPECTED))
         }
-        None => env::max_blocking_threads(&env)?.unwrap_or(DEFAULT_MAX_BLOCKING_THREADS),
+        None => env::max_blocking_threads(env)?.unwrap_or(DEFAULT_MAX_BLOCKING_THREADS),
     };
     let keep_alive = match keep_alive {
         Some(d) if d <= MAX_THREAD_KEEP_ALIVE => d,
         Some(d) => return Err(BuildError::setting(format!("Builder::thread_keep_alive({d:?})"), KEEP_ALIVE_EXPECTED)),
-        None => env::thread_keep_alive(&env)?.unwrap_or(DEFAULT_THREAD_KEEP_ALIVE),
+        None => env::thread_keep_alive(env)?.unwrap_or(DEFAULT_THREAD_KEEP_ALIVE),
     };
     Ok((threads, keep_alive))
 }

@@ -344,12 +344,7 @@ impl<T, P: Policy> Future for JoinHandle<T, P> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // Under the running task's budget (`identity/current.rs`), as tokio's handle.
-        if !current::proceed(cx) {
-            return Poll::Pending;
-        }
-        let outcome = std::task::ready!(self.poll_outcome(cx));
-        current::spend();
-        Poll::Ready(P::complete(outcome, self.label()))
+        current::budgeted(cx, |cx| self.poll_outcome(cx)).map(|outcome| P::complete(outcome, self.label()))
     }
 }
 

@@ -116,34 +116,23 @@ impl std::fmt::Debug for Polling {
 /// woken, if the budget is spent; else `poll`'s result, a `Ready` one spending a unit.
 #[inline]
 pub(crate) fn budgeted<T>(cx: &mut Context<'_>, poll: impl FnOnce(&mut Context<'_>) -> Poll<T>) -> Poll<T> {
-    let Some(left) = CURRENT.try_with(|current| current.get().budget()).ok().flatten() else {
-        // Unconstrained, or the thread-locals are being destroyed.
-        return poll(cx);
-    };
-    if left == 0 {
-        cx.waker().wake_by_ref();
+    if !proceed(cx) {
         return Poll::Pending;
     }
     let result = poll(cx);
     if result.is_ready() {
-        // Read again: `poll` may have run a nested poll, which put back what it found.
-        let _ = CURRENT.try_with(|current| {
-            let now = current.get();
-            if let Some(left @ 1..) = now.budget() {
-                current.set(Running(now.0 - (1 << BUDGET_SHIFT)));
-                debug_assert_eq!(current.get().budget(), Some(left - 1));
-            }
-        });
+        // Read again in `spend`: `poll` may have run a nested poll, which put back what it found.
+        spend();
     }
     result
 }
 
 /// Whether the running poll may go on: false (with the task woken) once its budget is spent.
-/// A caller that goes on and gets a `Ready` result calls [`spend`].
+/// [`budgeted`] calls [`spend`] after a `Ready` result.
 #[inline]
-pub(crate) fn proceed(cx: &mut Context<'_>) -> bool {
-    match CURRENT.try_with(|current| current.get().0 >> BUDGET_SHIFT) {
-        Ok(0) => {
+fn proceed(cx: &mut Context<'_>) -> bool {
+    match CURRENT.try_with(|current| current.get().budget()) {
+        Ok(Some(0)) => {
             out_of_budget(cx);
             false
         }
@@ -159,12 +148,11 @@ fn out_of_budget(cx: &mut Context<'_>) {
 
 /// Spends one unit of the running poll's budget, if it has one (see [`proceed`]).
 #[inline]
-pub(crate) fn spend() {
+fn spend() {
     let _ = CURRENT.try_with(|current| {
-        let now = current.get().0;
-        let units = now >> BUDGET_SHIFT;
-        if units != 0 && units != UNCONSTRAINED {
-            current.set(Running(now - (1 << BUDGET_SHIFT)));
+        let now = current.get();
+        if let Some(1..) = now.budget() {
+            current.set(Running(now.0 - (1 << BUDGET_SHIFT)));
         }
     });
 }

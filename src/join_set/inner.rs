@@ -271,20 +271,35 @@ impl<T: Send + 'static, P: Policy> Abort for Inner<T, P> {
 }
 
 impl<T: Send + 'static, P: Policy> Inner<T, P> {
+    /// A new member's identity (named `name`, spawned at `location`) and the end it tells,
+    /// counted among the set's spawns before it can end (see `ends`).
+    fn new_member(
+        self: &Arc<Self>,
+        name: Option<TaskName>,
+        location: &'static Location<'static>,
+    ) -> (TaskInfo, MemberEnd<T, P>) {
+        let info = TaskInfo::new(name, location);
+        // SeqCst: before the member can end (see `ends`).
+        self.spawns.fetch_add(1, Ordering::SeqCst);
+        let end = MemberEnd { set: self.clone(), id: info.id(), told: false };
+        (info, end)
+    }
+
+    /// Files member `id`'s handle: what each spawn path calls before the member can run, and
+    /// before a refused spawn's end is told, so before its end.
+    fn file(&self, id: TaskId) -> impl FnOnce(JoinHandle<T, P>) + '_ {
+        move |handle| self.spawned.push((id, handle))
+    }
+
     /// Spawns `future` named `name` onto `target` as a member; its abort handle.
     #[track_caller]
     pub(super) fn spawn<F>(self: &Arc<Self>, target: Target<'_>, name: Option<TaskName>, future: F) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
     {
-        let info = TaskInfo::new(name, Location::caller());
+        let (info, end) = self.new_member(name, Location::caller());
         let id = info.id();
-        // SeqCst: before the member can end (see `ends`).
-        self.spawns.fetch_add(1, Ordering::SeqCst);
-        let end = MemberEnd { set: self.clone(), id, told: false };
-        // Filed before the member can run, so before its end.
-        let place = |handle: JoinHandle<T, P>| self.spawned.push((id, handle));
-        crate::target::spawn_told(target, info, Spawnable(future), end, place);
+        crate::target::spawn_told(target, info, Spawnable(future), end, self.file(id));
         AbortHandle::new(self.clone(), id)
     }
 
@@ -296,14 +311,9 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
     where
         F: FnOnce() -> T + Send + 'static,
     {
-        let info = TaskInfo::new(None, Location::caller());
+        let (info, end) = self.new_member(None, Location::caller());
         let id = info.id();
-        // SeqCst: before the member can end (see `ends`).
-        self.spawns.fetch_add(1, Ordering::SeqCst);
-        let end = MemberEnd { set: self.clone(), id, told: false };
-        // Filed before the member can run, so before its end.
-        let place = |handle: JoinHandle<T, P>| self.spawned.push((id, handle));
-        crate::blocking::spawn_told(info, f, end, place);
+        crate::blocking::spawn_told(info, f, end, self.file(id));
         AbortHandle::new(self.clone(), id)
     }
 
@@ -314,14 +324,9 @@ impl<T: Send + 'static, P: Policy> Inner<T, P> {
     where
         F: Future<Output = T> + 'static,
     {
-        let info = TaskInfo::new(None, Location::caller());
+        let (info, end) = self.new_member(None, Location::caller());
         let id = info.id();
-        // SeqCst: before the member can end (see `ends`).
-        self.spawns.fetch_add(1, Ordering::SeqCst);
-        let end = MemberEnd { set: self.clone(), id, told: false };
-        // Filed before the member can run, and before a refused spawn's end is told.
-        let place = |handle: JoinHandle<T, P>| self.spawned.push((id, handle));
-        crate::scheduler::spawn_local_told::<LocalHandles<P>, F, _, _>(info, future, end, place);
+        crate::scheduler::spawn_local_told::<LocalHandles<P>, F, _, _>(info, future, end, self.file(id));
         AbortHandle::new(self.clone(), id)
     }
 

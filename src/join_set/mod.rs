@@ -502,10 +502,8 @@ where
 {
     #[track_caller]
     fn from_iter<I: IntoIterator<Item = F>>(futures: I) -> JoinSet<T, P> {
-        let set = JoinSet::with_policy();
-        for future in futures {
-            set.spawn(future);
-        }
+        let mut set = JoinSet::with_policy();
+        set.extend(futures);
         set
     }
 }
