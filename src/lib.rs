@@ -190,6 +190,8 @@ outside_loom! {
     pub use blocking::{spawn_blocking, spawn_blocking_with};
 
     pub mod io;
+    #[cfg(feature = "fs")]
+    pub mod fs;
 }
 
 /// Internals exposed to `loom-tests/` only: built under `--cfg loom`, never in normal builds.
