@@ -8,7 +8,7 @@
 //! copies are what is measured, not the disk):
 //!
 //! - `fs_read_8k`: a 100 MiB file read from the start in 8 KiB reads. crew at its default
-//!   read-ahead (`crew`), and at 64 KiB, 1 MiB and none (`crew_ra_*`: the read-ahead's size,
+//!   read-ahead (`crew`), and at 64 KiB, 128 KiB, 1 MiB and none (`crew_ra_*`: the read-ahead's size,
 //!   measured).
 //! - `fs_write_8k`: the same 100 MiB written in 8 KiB writes to a truncated file, then flushed.
 //! - `fs_read_small_1000`: 1,000 files of 1 KiB, each read whole with `read`, 16 at a time
@@ -199,6 +199,7 @@ fn fs_read_8k(c: &mut Criterion) {
     let mut runs = PEERS.to_vec();
     runs.extend([
         ("crew_ra_64k", Runtime::Crew(64 * 1024)),
+        ("crew_ra_128k", Runtime::Crew(128 * 1024)),
         ("crew_ra_1m", Runtime::Crew(1024 * 1024)),
         ("crew_ra_none", Runtime::Crew(0)),
     ]);

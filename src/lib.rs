@@ -258,3 +258,9 @@ struct GuideDoctests;
 #[cfg(all(doctest, unix, feature = "http", feature = "signal"))]
 #[doc = include_str!("../docs/http.md")]
 struct HttpGuideDoctests;
+
+/// `docs/fs-process.md`'s code blocks, which need the `fs` and `process` features
+/// (`cargo test --features fs,process --doc FsProcessGuideDoctests`).
+#[cfg(all(doctest, unix, feature = "fs", feature = "process"))]
+#[doc = include_str!("../docs/fs-process.md")]
+struct FsProcessGuideDoctests;

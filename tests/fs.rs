@@ -250,7 +250,7 @@ async fn a_read_abandoned_in_flight_leaves_the_cursor_right() {
     let mut expected = pattern(300_000);
     expected.truncate(at); // at most the end, where a read that took everything left it
     expected.push(b'W');
-    expected.extend_from_slice(&pattern(300_000).get(at + 1..).unwrap_or_default());
+    expected.extend_from_slice(pattern(300_000).get(at + 1..).unwrap_or_default());
     assert!(std::fs::read(&path).unwrap() == expected, "the write landed at {at}");
 }
 

@@ -23,24 +23,30 @@ use super::ops::asyncify;
 use super::pipeline::Pipeline;
 use super::OpenOptions;
 
-/// How many bytes a read asks the kernel for when the reader asks for fewer, unless
+/// The largest chunk a file's reads ask the kernel for ahead of the reader, unless
 /// [`File::set_read_ahead`] says otherwise: measured in `benches/fs.rs` (BENCHMARKS.md, "Files").
 pub const DEFAULT_READ_AHEAD: usize = 256 * 1024;
 
-/// An open file on crew's blocking pool, with futures-io's [`AsyncRead`], [`AsyncWrite`] and
-/// [`AsyncSeek`] (tokio's `File`, with reads ahead).
+/// An open file on crew's blocking pool, with futures-io's [`AsyncRead`], [`AsyncWrite`],
+/// [`AsyncSeek`] and [`AsyncBufRead`] (tokio's `File`, reading ahead).
 ///
-/// Each read, write or seek is a job on the blocking pool, one at a time per file, so the
-/// operations take effect in order:
-/// - **Reads ahead.** A read asks the kernel for at least [`DEFAULT_READ_AHEAD`] bytes
-///   ([`set_read_ahead`](File::set_read_ahead)) and keeps what the reader did not take: a loop of
-///   8 KiB reads is one blocking job per 256 KiB, not one per read. A write, a seek or `set_len`
-///   drops the bytes read ahead (and moves the file's cursor back to the reader's position).
-/// - **Writes behind.** A write returns once its bytes (at most 2 MiB) are copied into the
-///   file's buffer, and a job writes them. Its error comes back from the next operation: call
-///   [`flush`](futures_lite::AsyncWriteExt::flush) or [`sync_all`](File::sync_all) to know that a
-///   write reached the file. A file dropped with a write in flight finishes it in the background
-///   and drops its error, as `std::io::BufWriter` does: flush before dropping to see it.
+/// Its reads, writes and seeks run on the blocking pool, one job at a time per file, and take
+/// effect in the order they were called:
+/// - **Reads ahead.** The first read starts a job that reads chunks ahead of the reader (16 KiB,
+///   then twice the last, up to [`DEFAULT_READ_AHEAD`] or
+///   [`set_read_ahead`](File::set_read_ahead)), at most four chunks ahead, while the reader takes
+///   them: a loop of 8 KiB reads waits for the pool only when it catches up with the job, not at
+///   each read (tokio's `File` makes a round trip per read). A write, a seek or `set_len` stops
+///   the job, drops the bytes read ahead and moves the file's cursor back to the reader's
+///   position. As an [`AsyncBufRead`], the file lends those bytes without a copy: `lines()`
+///   needs no `BufReader`.
+/// - **Writes behind.** A write returns once its bytes are copied into the file's buffer (at most
+///   2 MiB waiting), and a job writes them, taking every byte written meanwhile in its next
+///   system call. Its error comes back from the next operation: call
+///   [`flush`](futures_lite::AsyncWriteExt::flush) or [`sync_all`](File::sync_all) to know that
+///   the writes reached the file. A file dropped with writes waiting finishes them in the
+///   background and drops their error, as `std::io::BufWriter` does: flush before dropping to see
+///   it.
 ///
 /// Methods that change the file's state take `&mut self` (tokio's take `&self` behind an async
 /// lock): `set_len`, `sync_all`, `sync_data`. [`metadata`](File::metadata),
@@ -155,8 +161,8 @@ impl File {
         File { pipeline: Pipeline::new(std, DEFAULT_READ_AHEAD) }
     }
 
-    /// Sets the least a read asks the kernel for (the bytes past the reader's request are kept
-    /// for its next reads); 0 asks for exactly what each read wants, as tokio's `File` does.
+    /// Sets the largest chunk read ahead of the reader (see [`File`]); 0 reads nothing ahead:
+    /// each read is one job of exactly its request, as tokio's `File` does.
     ///
     /// # Panics
     ///
@@ -172,12 +178,12 @@ impl File {
     pub fn set_read_ahead(&mut self, bytes: usize) {
         assert!(
             bytes <= MAX_BUF,
-            "crew::fs::File::set_read_ahead: {bytes} bytes is more than one read job reads (0 to {MAX_BUF} accepted)"
+            "crew::fs::File::set_read_ahead: {bytes} bytes is more than the largest chunk a read takes (0 to {MAX_BUF} accepted)"
         );
         self.pipeline.read_ahead = bytes;
     }
 
-    /// The least a read asks the kernel for: [`DEFAULT_READ_AHEAD`] unless
+    /// The largest chunk read ahead of the reader: [`DEFAULT_READ_AHEAD`] unless
     /// [`set_read_ahead`](File::set_read_ahead) said otherwise.
     ///
     /// # Examples

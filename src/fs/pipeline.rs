@@ -6,12 +6,17 @@
 //! - **One job at a time** (`job`): a read, the write loop, or another call (seek, `set_len`,
 //!   sync). An operation that needs the cursor where the reader or writer left it first settles
 //!   the job in flight; so operations take effect in the order they were called.
-//! - **Reading**: the kernel's cursor is ahead of the reader by the unread bytes of `buf`, of
-//!   `ahead` (the next chunk, read while the reader consumed `buf`) and of a read job in flight. A
-//!   read job starts only when `ahead` is empty, and its result always lands in `ahead`. An
-//!   operation other than a read settles the read in flight, drops all of those bytes and moves
-//!   the cursor back by their count, first thing in its own job. A chunk of 0 bytes in `ahead`
-//!   is the end of the file, given to the reader once (the file may grow after).
+//! - **Reading**: the read loop reads chunks ahead of the reader into `reads.chunks`, at most
+//!   [`AHEAD`] of them (each of [`MIN_CHUNK`] bytes, doubling up to the file's read-ahead), and
+//!   wakes the reader after each; it ends when the queue is full, at the end of the file, on an
+//!   error, or when asked to stop, always setting `running` false and waking the reader under
+//!   the lock. The reader takes chunks in order into `buf`; it waits only after storing its
+//!   waker under the same lock while `running` is true, so no chunk is missed. While no loop
+//!   runs, the kernel's cursor is ahead of the reader by exactly the unread bytes of `buf` and of
+//!   `reads.chunks`: an operation other than a read stops the loop, waits for its end, drops
+//!   those bytes, and moves the cursor back by their count first thing in its own job. A chunk
+//!   of 0 bytes is the end of the file, given to the reader once (the file may grow after).
+//!   With a read-ahead of 0, a loop reads one chunk of exactly the reader's request.
 //! - **Writing**: a write returns once its bytes are in `writes.pending` (at most [`MAX_BUF`]).
 //!   The write loop takes the pending bytes under the lock and writes them, and ends only when it
 //!   finds none left (setting `running` false under the same lock) or after an error (then it
@@ -28,11 +33,19 @@
 use std::future::Future;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{ready, Context, Poll};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{ready, Context, Poll, Waker};
 
 use super::buf::{seek_back_by, Buf, MAX_BUF};
 use crate::handle::JoinHandle;
+
+/// The most chunks read ahead of the reader.
+const AHEAD: usize = 4;
+
+/// A read loop's first chunk, unless the reader asks for more: a small file costs a small
+/// buffer; a long read doubles it up to the read-ahead.
+pub(super) const MIN_CHUNK: usize = 16 * 1024;
 
 /// The jobs of one open file (see the module docs).
 pub(super) struct Pipeline {
@@ -40,13 +53,29 @@ pub(super) struct Pipeline {
     job: Option<Job>,
     /// The read-ahead bytes the reader is consuming.
     buf: Buf,
-    /// The next chunk, read ahead (empty: the end of the file), or its read's error.
-    ahead: Option<io::Result<Buf>>,
-    /// An empty buffer for the next read job.
-    spare: Buf,
+    reads: Arc<Mutex<Reads>>,
     writes: Arc<Mutex<Writes>>,
-    /// The least a read job asks the kernel for.
+    /// The largest chunk a read loop reads.
     pub(super) read_ahead: usize,
+}
+
+/// The chunks read ahead, between the read loop and the reader.
+#[derive(Default)]
+struct Reads {
+    /// In order; `Ok` of an empty buffer is the end of the file.
+    chunks: VecDeque<io::Result<Buf>>,
+    /// Emptied buffers, for the loop to read into.
+    free: Vec<Buf>,
+    running: bool,
+    /// The loop must end at its next look.
+    stop: bool,
+    /// The last chunk queued is the end of the file or an error: no loop starts until the reader
+    /// took it.
+    ended: bool,
+    /// The next chunk's size.
+    chunk: usize,
+    /// The reader's waker, while it waits for a chunk.
+    waker: Option<Waker>,
 }
 
 /// The bytes written behind, between the writing task and the write loop.
@@ -59,8 +88,8 @@ struct Writes {
 
 /// What a job gave back.
 enum Done {
-    Read(Buf, io::Result<usize>),
-    Wrote,
+    /// A read or write loop ended.
+    Looped,
     /// The position asked for, and where the seek went.
     Sought(SeekFrom, io::Result<u64>),
     /// `set_len` or a sync, whose future takes the result.
@@ -70,7 +99,16 @@ enum Done {
 /// The job in flight; dropped, it runs to its end anyway (the module docs).
 struct Job {
     handle: Option<JoinHandle<Done>>,
-    write_loop: bool,
+    kind: Kind,
+}
+
+/// Which job runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    ReadLoop,
+    WriteLoop,
+    /// A seek, `set_len` or sync.
+    Call,
 }
 
 impl Drop for Job {
@@ -81,9 +119,9 @@ impl Drop for Job {
     }
 }
 
-fn lock(writes: &Mutex<Writes>) -> std::sync::MutexGuard<'_, Writes> {
-    // No code panics while holding it.
-    writes.lock().unwrap_or_else(PoisonError::into_inner)
+/// Locks the reads' or the writes' state (no code panics while holding either).
+fn lock<T>(state: &Mutex<T>) -> MutexGuard<'_, T> {
+    state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Pipeline {
@@ -92,8 +130,7 @@ impl Pipeline {
             std: Arc::new(std),
             job: None,
             buf: Buf::default(),
-            ahead: None,
-            spare: Buf::default(),
+            reads: Arc::default(),
             writes: Arc::default(),
             read_ahead,
         }
@@ -109,33 +146,37 @@ impl Pipeline {
         self.job.is_some()
     }
 
-    /// The read-ahead bytes held by the file (not counting a read in flight).
+    /// The read-ahead bytes held by the file (not counting a chunk being read).
     pub(super) fn unread(&self) -> usize {
-        self.buf.len() + self.ahead.as_ref().map_or(0, |ahead| ahead.as_ref().map_or(0, Buf::len))
+        let chunks = lock(&self.reads).chunks.iter().map(|chunk| chunk.as_ref().map_or(0, Buf::len)).sum::<usize>();
+        self.buf.len() + chunks
     }
 
-    /// Starts `run` as the job in flight.
-    fn spawn(&mut self, write_loop: bool, run: impl FnOnce(&std::fs::File) -> Done + Send + 'static) {
+    /// Whether the job in flight is a `kind`.
+    fn running(&self, kind: Kind) -> bool {
+        self.job.as_ref().is_some_and(|job| job.kind == kind)
+    }
+
+    /// Starts `run` as the job in flight (a loop that ended, not settled yet, does nothing more).
+    fn spawn(&mut self, kind: Kind, run: impl FnOnce(&std::fs::File) -> Done + Send + 'static) {
         let std = self.std.clone();
         let handle = crate::spawn_blocking(move || run(&std));
-        self.job = Some(Job { handle: Some(handle), write_loop });
+        self.job = Some(Job { handle: Some(handle), kind });
     }
 
-    /// Completes the job in flight, if any: a read's bytes go to `ahead`; a seek's or another
-    /// call's result is given back.
+    /// Completes the job in flight, if any (a read loop is asked to stop first), and gives a
+    /// seek's or another call's result.
     fn poll_settle(&mut self, cx: &mut Context<'_>) -> Poll<Option<Done>> {
         let Some(job) = &mut self.job else { return Poll::Ready(None) };
+        if job.kind == Kind::ReadLoop {
+            lock(&self.reads).stop = true;
+        }
         let handle = job.handle.as_mut().expect("crew::fs: a file's job polled after it ended");
         let done = ready!(Pin::new(handle).poll(cx));
         job.handle = None;
         self.job = None;
         Poll::Ready(match done {
-            Done::Read(buf, result) => {
-                debug_assert!(self.ahead.is_none(), "a read job starts only with nothing ahead");
-                self.ahead = Some(result.map(|_| buf));
-                None
-            }
-            Done::Wrote => None,
+            Done::Looped => None,
             done => Some(done),
         })
     }
@@ -145,66 +186,81 @@ impl Pipeline {
         lock(&self.writes).error.take().map_or(Ok(()), Err)
     }
 
-    /// Drops every read-ahead byte the file holds (a read in flight must be settled); returns
-    /// how far the kernel's cursor is ahead of the reader.
+    /// Drops every read-ahead byte the file holds (no read loop may run); returns how far the
+    /// kernel's cursor is ahead of the reader.
     pub(super) fn take_unread(&mut self) -> usize {
         let mut unread = self.buf.discard();
-        if let Some(Ok(mut ahead)) = self.ahead.take() {
-            unread += ahead.discard();
-            self.spare = ahead;
+        let mut reads = lock(&self.reads);
+        debug_assert!(!reads.running, "the read loop was settled");
+        while let Some(chunk) = reads.chunks.pop_front() {
+            if let Ok(mut chunk) = chunk {
+                unread += chunk.discard();
+                reads.free.push(chunk);
+            }
         }
+        reads.stop = false;
+        reads.ended = false;
+        reads.chunk = 0;
         unread
     }
 
-    /// Starts a read of at least `want` bytes into the spare buffer (nothing is ahead).
-    fn start_read(&mut self, want: usize) {
-        let mut buf = std::mem::take(&mut self.spare);
-        self.spawn(false, move |file| {
-            let result = buf.read_from(file, want);
-            Done::Read(buf, result)
-        });
+    /// Starts a read loop whose first chunk is at least `want` bytes (no loop runs).
+    fn start_read_loop(&mut self, reads: &mut Reads, want: usize) {
+        reads.running = true;
+        reads.stop = false;
+        // No read-ahead: one chunk, the reader's request.
+        let (chunk, chunks) = match self.read_ahead {
+            0 => (want.min(MAX_BUF), 1),
+            read_ahead => (reads.chunk.max(want).max(MIN_CHUNK).min(read_ahead.max(want)).min(MAX_BUF), usize::MAX),
+        };
+        reads.chunk = chunk;
+        let (shared, read_ahead) = (self.reads.clone(), self.read_ahead.max(want).min(MAX_BUF));
+        self.spawn(Kind::ReadLoop, move |file| read_loop(file, &shared, chunks, read_ahead));
     }
 
     /// Makes sure `buf` holds unread bytes, or that the reader is at the end of the file (an
-    /// empty `buf`), after the writes behind; reads ahead of the reader if nothing runs.
+    /// empty `buf`), after the writes behind; keeps a read loop going ahead of the reader.
     pub(super) fn poll_fill(&mut self, cx: &mut Context<'_>, want: usize) -> Poll<io::Result<&mut Buf>> {
-        if self.job.as_ref().is_some_and(|job| !job.write_loop) {
-            // A read: it lands in `ahead` below. Another call's (its future dropped): settled.
-        } else {
-            ready!(self.poll_settle(cx));
+        if !self.running(Kind::ReadLoop) {
+            // The write loop, or a call whose future was dropped: nobody wants its result.
+            let _ = ready!(self.poll_settle(cx));
+            self.write_error()?;
         }
-        self.write_error()?;
         loop {
+            let reads = self.reads.clone();
+            let mut reads = lock(&reads);
             if !self.buf.is_empty() {
-                if self.read_ahead > 0 && self.job.is_none() && self.ahead.is_none() {
-                    self.start_read(self.read_ahead);
+                if self.read_ahead > 0 && !reads.running && !reads.ended && reads.chunks.len() < AHEAD {
+                    self.start_read_loop(&mut reads, want);
                 }
                 return Poll::Ready(Ok(&mut self.buf));
             }
-            match self.ahead.take() {
+            match reads.chunks.pop_front() {
                 Some(Ok(next)) => {
-                    self.spare = std::mem::replace(&mut self.buf, next);
+                    let emptied = std::mem::replace(&mut self.buf, next);
+                    reads.free.push(emptied);
                     if self.buf.is_empty() {
                         // The end of the file, said once: the next read looks again.
+                        reads.ended = false;
                         return Poll::Ready(Ok(&mut self.buf));
                     }
-                    continue;
                 }
-                Some(Err(error)) => return Poll::Ready(Err(error)),
-                None => {}
+                Some(Err(error)) => {
+                    reads.ended = false;
+                    return Poll::Ready(Err(error));
+                }
+                None if reads.running => {
+                    reads.waker = Some(cx.waker().clone());
+                    return Poll::Pending;
+                }
+                None => self.start_read_loop(&mut reads, want),
             }
-            if self.job.is_some() {
-                // Another call's result, its future dropped: nobody wants it.
-                let _ = ready!(self.poll_settle(cx));
-                continue;
-            }
-            self.start_read(want.max(self.read_ahead));
         }
     }
 
     pub(super) fn poll_write(&mut self, cx: &mut Context<'_>, src: &[u8]) -> Poll<io::Result<usize>> {
         loop {
-            if self.job.as_ref().is_some_and(|job| !job.write_loop) {
+            if self.job.as_ref().is_some_and(|job| job.kind != Kind::WriteLoop) {
                 let _ = ready!(self.poll_settle(cx));
             }
             let mut writes = lock(&self.writes);
@@ -229,7 +285,7 @@ impl Pipeline {
             // The loop that ended, if not settled yet, does nothing more.
             let unread = self.take_unread();
             let writes = self.writes.clone();
-            self.spawn(true, move |file| write_loop(file, &writes, unread));
+            self.spawn(Kind::WriteLoop, move |file| write_loop(file, &writes, unread));
             return Poll::Ready(Ok(n));
         }
     }
@@ -251,7 +307,7 @@ impl Pipeline {
             self.write_error()?;
             let unread = self.take_unread();
             let target = match pos {
-                // The kernel's cursor is `unread` (at most 4 MiB) bytes ahead of the reader.
+                // The kernel's cursor is `unread` (a few MiB at most) bytes ahead of the reader.
                 SeekFrom::Current(offset) => match offset.checked_sub(unread as i64) {
                     Some(offset) => SeekFrom::Current(offset),
                     None => {
@@ -263,7 +319,7 @@ impl Pipeline {
                 },
                 other => other,
             };
-            self.spawn(false, move |mut file| Done::Sought(pos, file.seek(target)));
+            self.spawn(Kind::Call, move |mut file| Done::Sought(pos, file.seek(target)));
         }
     }
 
@@ -276,7 +332,7 @@ impl Pipeline {
     ) -> io::Result<()> {
         futures_lite::future::poll_fn(|cx| self.poll_flush(cx)).await?;
         let unread = if drop_unread { self.take_unread() } else { 0 };
-        self.spawn(false, move |file| Done::Other(call(file, unread)));
+        self.spawn(Kind::Call, move |file| Done::Other(call(file, unread)));
         match futures_lite::future::poll_fn(|cx| self.poll_settle(cx)).await {
             Some(Done::Other(result)) => result,
             _ => unreachable!("crew::fs: a file's call gave another job's result"),
@@ -294,7 +350,7 @@ fn write_loop(mut file: &std::fs::File, writes: &Mutex<Writes>, unread: usize) -
             let mut writes = lock(writes);
             if writes.pending.is_empty() {
                 writes.running = false;
-                return Done::Wrote;
+                return Done::Looped;
             }
             std::mem::swap(&mut writes.pending, &mut taken);
         }
@@ -305,5 +361,44 @@ fn write_loop(mut file: &std::fs::File, writes: &Mutex<Writes>, unread: usize) -
     writes.pending.discard();
     writes.error = result.err();
     writes.running = false;
-    Done::Wrote
+    Done::Looped
+}
+
+/// The read loop (see the module docs): reads `chunks` chunks at most, and no more than
+/// [`AHEAD`] ahead of the reader, each twice the last up to `read_ahead` bytes.
+fn read_loop(file: &std::fs::File, reads: &Mutex<Reads>, chunks: usize, read_ahead: usize) -> Done {
+    let mut read = 0;
+    loop {
+        let (mut buf, chunk) = {
+            let mut reads = lock(reads);
+            if reads.stop || read == chunks || reads.chunks.len() >= AHEAD {
+                reads.running = false;
+                let waker = reads.waker.take();
+                drop(reads);
+                if let Some(waker) = waker {
+                    waker.wake();
+                }
+                return Done::Looped;
+            }
+            (reads.free.pop().unwrap_or_default(), reads.chunk)
+        };
+        let result = buf.read_from(file, chunk);
+        read += 1;
+        let mut reads = lock(reads);
+        reads.chunk = (chunk * 2).min(read_ahead);
+        let ended = !matches!(result, Ok(n) if n > 0);
+        reads.chunks.push_back(result.map(|_| buf));
+        if ended {
+            reads.ended = true;
+            reads.running = false;
+        }
+        let waker = reads.waker.take();
+        drop(reads);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        if ended {
+            return Done::Looped;
+        }
+    }
 }
