@@ -9,7 +9,7 @@
 //!   or task waits for it.
 
 use std::fmt;
-use std::future::{poll_fn, Future};
+use std::future::poll_fn;
 use std::io;
 use std::process::{ExitStatus, Output};
 use std::task::Poll;
@@ -238,14 +238,12 @@ impl Child {
 }
 
 /// All of a pipe, if there is one.
-fn read_to_end(pipe: Option<impl futures_lite::AsyncRead + Unpin>) -> impl Future<Output = io::Result<Vec<u8>>> {
-    async move {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            pipe.read_to_end(&mut bytes).await?;
-        }
-        Ok(bytes)
+async fn read_to_end(pipe: Option<impl futures_lite::AsyncRead + Unpin>) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    if let Some(mut pipe) = pipe {
+        pipe.read_to_end(&mut bytes).await?;
     }
+    Ok(bytes)
 }
 
 impl Drop for Child {

@@ -179,7 +179,7 @@ mod tests {
     fn an_orphan_leaves_the_queue_once_it_exited_and_a_pass_within_a_pass_is_skipped() {
         // The only test of the library that spawns children: the queue is this test's alone.
         let mut command = crate::process::Command::new("sleep");
-        drop(command.arg("0.1").spawn().unwrap());
+        drop(command.arg("0.5").spawn().unwrap());
         assert_eq!(pending(), 1, "still running at its drop: queued");
         let start = std::time::Instant::now();
         while pending() > 0 {
