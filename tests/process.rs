@@ -183,6 +183,19 @@ async fn a_pipe_reads_to_its_end_after_the_child_exited() {
 
 #[crew::test]
 #[cfg_attr(miri, ignore = "miri does not run processes")]
+async fn a_grandchild_holding_the_pipe_keeps_a_read_to_the_end_waiting() {
+    // `sh` exits at once; the subshell it leaves in the background holds its stdout, and
+    // writes to it later.
+    let mut child =
+        Command::new("sh").args(["-c", "(sleep 0.3; echo late) & echo early"]).stdout(Stdio::piped()).spawn().unwrap();
+    assert!(bounded(child.wait()).await.unwrap().success());
+    let mut text = String::new();
+    bounded(child.stdout.take().unwrap().read_to_string(&mut text)).await.unwrap();
+    assert_eq!(text, "early\nlate\n", "the read ends only when the grandchild closed the pipe");
+}
+
+#[crew::test]
+#[cfg_attr(miri, ignore = "miri does not run processes")]
 async fn wait_closes_stdin_so_a_reader_of_it_ends() {
     let mut child: Child = Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
     assert!(child.stdin.is_some());
@@ -199,6 +212,25 @@ async fn one_childs_stdout_is_anothers_stdin() {
     let output = bounded(second.wait_with_output()).await.unwrap();
     assert_eq!(output.stdout, b"piped along\n");
     assert!(bounded(first.wait()).await.unwrap().success());
+}
+
+#[test]
+fn the_handles_and_futures_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>(_: &T) {}
+    send_sync::<Command>();
+    send_sync::<Child>();
+    send_sync::<crew::process::ChildStdin>();
+    send_sync::<crew::process::ChildStdout>();
+    send_sync::<crew::process::ChildStderr>();
+    let mut child = None::<Child>;
+    if let Some(child) = &mut child {
+        send(&child.wait());
+        send(&child.kill());
+    }
+    if let Some(child) = child {
+        send(&child.wait_with_output());
+    }
 }
 
 #[test]
@@ -224,8 +256,26 @@ fn is_child() -> bool {
 /// Runs the ignored test `test` of this binary in a child process with `env` set; returns its
 /// output, printed if it failed.
 fn run_child(test: &'static str, env: &'static [(&'static str, &'static str)]) -> String {
+    run_child_under(test, env, &[])
+}
+
+/// [`run_child`], the binary run by `wrapper` (a command line that ends with the binary's path
+/// and its arguments) if it is not empty.
+fn run_child_under(
+    test: &'static str,
+    env: &'static [(&'static str, &'static str)],
+    wrapper: &'static [&'static str],
+) -> String {
     let output = common::with_timeout(move || {
-        let mut command = std::process::Command::new(std::env::current_exe().expect("the test binary's path"));
+        let binary = std::env::current_exe().expect("the test binary's path");
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = std::process::Command::new(program);
+                command.args(args).arg(binary);
+                command
+            }
+            None => std::process::Command::new(binary),
+        };
         command.args(["--exact", test, "--nocapture", "--include-ignored", "--test-threads=1"]).env(CHILD_MARKER, "1");
         command.envs(env.iter().copied()).output().expect("run the test binary as a child")
     });
@@ -237,8 +287,13 @@ fn run_child(test: &'static str, env: &'static [(&'static str, &'static str)]) -
 
 /// True if `/proc/self/status` says this process catches `SIGCHLD` (bit 17 of `SigCgt`).
 fn sigchld_caught() -> bool {
+    sigchld_in("SigCgt:")
+}
+
+/// True if `SIGCHLD` (17 on Linux) is in the mask of `/proc/self/status` named `field`.
+fn sigchld_in(field: &str) -> bool {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let mask = status.lines().find_map(|line| line.strip_prefix("SigCgt:")).unwrap().trim();
+    let mask = status.lines().find_map(|line| line.strip_prefix(field)).unwrap().trim();
     u64::from_str_radix(mask, 16).unwrap() & (1 << (17 - 1)) != 0
 }
 
@@ -297,6 +352,53 @@ fn child_sigchld_fallback() {
 fn the_sigchld_fallback_waits_kills_and_reaps() {
     let stdout = run_child("child_sigchld_fallback", &[(crew::process::NO_PIDFD_ENV, "1")]);
     assert!(stdout.lines().any(|line| line == "sigchld fallback: ok"), "{stdout}");
+}
+
+#[test]
+#[ignore = "entry point of a child process started by an_ignored_sigchld_fails_a_pidfd_wait_and_sigchld_mode_overrides_it"]
+fn child_sigchld_ignored() {
+    if !is_child() {
+        return;
+    }
+    println!();
+    assert!(sigchld_in("SigIgn:"), "`env --ignore-signal=CHLD` left SIGCHLD ignored");
+    let sigchld_mode = std::env::var_os(crew::process::NO_PIDFD_ENV).is_some();
+    let waited = crew::block_on(async {
+        let mut child = Command::new("true").spawn().unwrap();
+        bounded(child.wait()).await
+    });
+    if sigchld_mode {
+        // crew's handler replaced the ignore before the spawn: the child is crew's to reap.
+        assert!(waited.unwrap().success());
+    } else {
+        // The kernel reaped the child itself: the wait says so, it does not hang.
+        assert_eq!(waited.unwrap_err().raw_os_error(), Some(rustix::io::Errno::CHILD.raw_os_error()));
+        let dropped = Command::new("sleep").arg("0.1").spawn().unwrap();
+        let pid = dropped.id().unwrap();
+        drop(dropped);
+        crew::block_on(bounded(reaped(pid)));
+    }
+    println!("sigchld ignored: ok");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+#[cfg_attr(miri, ignore = "runs this test binary as a child process, which miri cannot start")]
+fn an_ignored_sigchld_fails_a_pidfd_wait_and_sigchld_mode_overrides_it() {
+    if !pidfds_work() {
+        return;
+    }
+    // coreutils' `env --ignore-signal` sets SIGCHLD to SIG_IGN, which `exec` hands on to the
+    // test binary (dash's `trap '' CHLD` does not).
+    let wrapper = &["env", "--ignore-signal=CHLD"];
+    if !std::process::Command::new("env").args(["--ignore-signal=CHLD", "true"]).status().is_ok_and(|s| s.success()) {
+        println!("this `env` has no --ignore-signal: nothing to check");
+        return;
+    }
+    let stdout = run_child_under("child_sigchld_ignored", &[], wrapper);
+    assert!(stdout.lines().any(|line| line == "sigchld ignored: ok"), "{stdout}");
+    let stdout = run_child_under("child_sigchld_ignored", &[(crew::process::NO_PIDFD_ENV, "1")], wrapper);
+    assert!(stdout.lines().any(|line| line == "sigchld ignored: ok"), "{stdout}");
 }
 
 #[test]

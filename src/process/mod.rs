@@ -21,9 +21,10 @@
 //!   the child's own and those of any process it handed them to; a grandchild in the background
 //!   that holds the child's stdout keeps a read to the end waiting (`pipe.rs`).
 //!
-//! Limits: a `SIGCHLD` set to `SIG_IGN` (by the program, after crew installed its handler, or
-//! inherited with `SIGCHLD` mode) lets the kernel reap children itself, and a wait then fails
-//! with `ECHILD`. A paused clock does not wait for a child: its exit is an outside event, as a
+//! Limits: a `SIGCHLD` set to `SIG_IGN` lets the kernel reap children itself. With pidfds a
+//! wait then fails with `ECHILD`; in `SIGCHLD` mode crew's handler replaces an ignore set before
+//! the first spawn, but one set after it stops the deliveries, and a wait may never end
+//! (`watch.rs`). A paused clock does not wait for a child: its exit is an outside event, as a
 //! socket's data is (`docs/testing.md`).
 //!
 //! # Examples

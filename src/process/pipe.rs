@@ -99,8 +99,24 @@ fn register<T: AsFd>(end: T, set_nonblocking: impl FnOnce(&T) -> io::Result<()>)
 }
 
 impl ChildStdin {
-    /// std's handle, made non-blocking and registered with crew's driver.
-    pub(crate) fn from_std(stdin: std::process::ChildStdin) -> io::Result<ChildStdin> {
+    /// std's handle (of a child std spawned), set non-blocking and registered with crew's
+    /// driver.
+    ///
+    /// # Errors
+    ///
+    /// If the fd cannot be set non-blocking or registered (`ENOMEM`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::process::Stdio;
+    ///
+    /// let mut child = std::process::Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
+    /// let stdin = crew::process::ChildStdin::from_std(child.stdin.take().unwrap()).unwrap();
+    /// drop(stdin);
+    /// assert!(child.wait().unwrap().success());
+    /// ```
+    pub fn from_std(stdin: std::process::ChildStdin) -> io::Result<ChildStdin> {
         Ok(ChildStdin { source: register(Sender::from(stdin), |end| end.set_nonblocking(true))? })
     }
 
@@ -134,8 +150,30 @@ impl ChildStdin {
 macro_rules! reader {
     ($name:ident, $std:ty) => {
         impl $name {
-            /// std's handle, made non-blocking and registered with crew's driver.
-            pub(crate) fn from_std(std: $std) -> io::Result<$name> {
+            /// std's handle (of a child std spawned), set non-blocking and registered with
+            /// crew's driver.
+            ///
+            /// # Errors
+            ///
+            /// If the fd cannot be set non-blocking or registered (`ENOMEM`).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use std::process::Stdio;
+            ///
+            /// use crew::io::AsyncReadExt;
+            ///
+            /// let mut child = std::process::Command::new("echo").arg("x").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+            /// let mut out = crew::process::ChildStdout::from_std(child.stdout.take().unwrap()).unwrap();
+            /// let mut err = crew::process::ChildStderr::from_std(child.stderr.take().unwrap()).unwrap();
+            /// let (mut text, mut nothing) = (String::new(), String::new());
+            /// crew::block_on(out.read_to_string(&mut text)).unwrap();
+            /// crew::block_on(err.read_to_string(&mut nothing)).unwrap();
+            /// assert_eq!((text.as_str(), nothing.as_str()), ("x\n", ""));
+            /// child.wait().unwrap();
+            /// ```
+            pub fn from_std(std: $std) -> io::Result<$name> {
                 Ok($name { source: register(Receiver::from(std), |end| end.set_nonblocking(true))? })
             }
 

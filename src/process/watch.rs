@@ -14,8 +14,12 @@
 //!   [`NO_PIDFD_ENV`] set to `1` forces `SIGCHLD` from the start; a `pidfd_open` that fails
 //!   with `ENOSYS` (a kernel before 5.3) or `EPERM` (a seccomp filter) moves the process to
 //!   `SIGCHLD` for good. Children watched by a pidfd keep it.
-//! - A `SIGCHLD` set to `SIG_IGN` after crew installed its handler makes the kernel reap every
-//!   child itself: `try_wait` then fails (`ECHILD`), and that error is what a wait returns.
+//! - **An ignored `SIGCHLD`** (`SIG_IGN`) makes the kernel reap children itself. With pidfds,
+//!   whether the program set it or inherited it across `exec`, the pidfd still reads as ready
+//!   (or `pidfd_open` finds the child gone already: `ESRCH`, [`ExitWatch::Gone`]) and
+//!   `try_wait` fails with `ECHILD`: that error is what a wait returns (tested). In
+//!   `SIGCHLD` mode crew's handler replaces an ignore set before the first spawn (tested); one
+//!   set after it stops the deliveries, and a wait may then never end.
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -88,6 +92,10 @@ pub(crate) enum ExitWatch {
     Pidfd(IoSource<OwnedFd>),
     /// A `SIGCHLD` listener made before the child was spawned.
     Sigchld(Signals),
+    /// Nothing to watch: `pidfd_open` found no such process, so the child was reaped already,
+    /// by the kernel (an ignored `SIGCHLD`) or by a `waitpid(-1)` elsewhere; `try_wait` says
+    /// which (`ECHILD`).
+    Gone,
 }
 
 /// A watch in the making: the part that must exist before the child is spawned.
@@ -119,6 +127,7 @@ impl Prepared {
         }
         match open_pidfd(child) {
             Ok(pidfd) => Ok(ExitWatch::Pidfd(IoSource::new(pidfd)?)),
+            Err(error) if no_such_process(&error) => Ok(ExitWatch::Gone),
             Err(error) if pidfd_unavailable(&error) => {
                 fall_back_to_sigchld();
                 // The child may have exited already: the listener's first poll looks anyway.
@@ -146,6 +155,11 @@ fn open_pidfd(_child: &std::process::Child) -> io::Result<OwnedFd> {
 fn pidfd_unavailable(error: &io::Error) -> bool {
     use rustix::io::Errno;
     error.kind() == io::ErrorKind::Unsupported || matches!(Errno::from_io_error(error), Some(Errno::NOSYS | Errno::PERM))
+}
+
+/// True for `ESRCH`: the child is gone, reaped by someone else than crew.
+fn no_such_process(error: &io::Error) -> bool {
+    rustix::io::Errno::from_io_error(error) == Some(rustix::io::Errno::SRCH)
 }
 
 impl ExitWatch {
@@ -178,6 +192,11 @@ impl ExitWatch {
                     Poll::Pending => return Poll::Pending,
                 }
             },
+            ExitWatch::Gone => Poll::Ready(match child.try_wait() {
+                Ok(Some(status)) => Ok(status),
+                Ok(None) => Err(io::Error::other("crew::process: pidfd_open found no such process, yet it runs")),
+                Err(error) => Err(error),
+            }),
         }
     }
 }
