@@ -5,7 +5,8 @@
 //! process of this test binary (`child_*` tests, ignored in normal runs, do nothing without the
 //! marker variable), as does the descriptor-exhaustion test, which lowers the process's fd limit.
 //! Timeouts only turn hangs into failures; nothing depends on how fast a child runs.
-#![cfg(all(feature = "process", unix))]
+// Linux only: the tests read `/proc` (the module itself builds on every Unix).
+#![cfg(all(feature = "process", target_os = "linux"))]
 
 mod common;
 
@@ -234,7 +235,6 @@ fn the_handles_and_futures_are_send_and_sync() {
 }
 
 #[test]
-#[cfg(target_os = "linux")]
 #[cfg_attr(miri, ignore = "miri does not run processes")]
 fn where_pidfds_work_a_child_is_watched_by_one_and_no_sigchld_handler_is_installed() {
     if !pidfds_work() {
@@ -307,7 +307,6 @@ fn open_pidfds() -> usize {
 }
 
 /// True if this kernel gives pidfds to this process.
-#[cfg(target_os = "linux")]
 fn pidfds_work() -> bool {
     let mut child = std::process::Command::new("true").spawn().unwrap();
     let works =
@@ -382,7 +381,6 @@ fn child_sigchld_ignored() {
 }
 
 #[test]
-#[cfg(target_os = "linux")]
 #[cfg_attr(miri, ignore = "runs this test binary as a child process, which miri cannot start")]
 fn an_ignored_sigchld_fails_a_pidfd_wait_and_sigchld_mode_overrides_it() {
     if !pidfds_work() {
