@@ -167,6 +167,9 @@ async fn a_missing_program_is_not_found_and_named() {
     let error = Command::new("crew-no-such-program-here").spawn().unwrap_err();
     assert_eq!(error.kind(), io::ErrorKind::NotFound, "{error}");
     assert!(error.to_string().contains("crew-no-such-program-here"), "{error}");
+    // The OS's error is the source, its number kept.
+    let source = error.get_ref().and_then(|inner| inner.source()).and_then(|source| source.downcast_ref::<io::Error>());
+    assert_eq!(source.and_then(io::Error::raw_os_error), Some(rustix::io::Errno::NOENT.raw_os_error()), "{error:?}");
     let error = bounded(Command::new("/no/such/dir/prog").output()).await.unwrap_err();
     assert_eq!(error.kind(), io::ErrorKind::NotFound, "{error}");
 }

@@ -8,7 +8,8 @@
 //!   unwatched.
 //! - Errors keep std's kind (a missing program is `NotFound`) and name the program.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
+use std::fmt;
 use std::future::Future;
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -305,12 +306,14 @@ impl Command {
     ///
     /// # Errors
     ///
-    /// std's spawn error, its kind kept and the program named: `NotFound` for a missing
+    /// std's spawn error, its kind kept and the program named (the OS's own error is its
+    /// [`source`](std::error::Error::source), with its `raw_os_error`): `NotFound` for a missing
     /// program, `PermissionDenied` for one that cannot be run, the kernel's `EMFILE` when the
     /// process is out of fds. Also the error of a bad
     /// [`CREW_PROCESS_NO_PIDFD`](super::NO_PIDFD_ENV), or of a child whose exit or pipes cannot
-    /// be put on the driver (it is killed and reaped first: that reap blocks for as long as a
-    /// `SIGKILL`ed process takes to go).
+    /// be put on the driver (`EMFILE` for its pidfd). Such a child is killed: one whose exit
+    /// cannot be watched is reaped before `spawn` returns (blocking for as long as a
+    /// `SIGKILL`ed process takes to go), one whose pipes failed is reaped in the background.
     ///
     /// # Examples
     ///
@@ -318,26 +321,28 @@ impl Command {
     /// let error = crew::process::Command::new("/no/such/program").spawn().unwrap_err();
     /// assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
     /// assert!(error.to_string().contains("/no/such/program"), "{error}");
+    /// let os_error = error.get_ref().and_then(|inner| inner.source()).and_then(|source| source.downcast_ref::<std::io::Error>());
+    /// assert_eq!(os_error.and_then(|os_error| os_error.raw_os_error()), Some(2)); // ENOENT
     /// ```
     pub fn spawn(&mut self) -> io::Result<Child> {
         let prepared = Prepared::new()?;
-        let mut child = self.std.spawn().map_err(|error| self.error("cannot be spawned", &error))?;
+        let mut child = self.std.spawn().map_err(|error| self.error("cannot be spawned", error))?;
         let watch = match prepared.watch(&child) {
             Ok(watch) => watch,
             Err(error) => {
                 // Unwatched, it could never be waited for: killed and reaped now.
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(self.error("was spawned, but its exit cannot be watched (so it was killed)", &error));
+                return Err(self.error("was spawned, but its exit cannot be watched (so it was killed)", error));
             }
         };
         // A pipe that cannot be registered drops the made `Child`, which kills and reaps it.
-        Child::new(child, watch, self.kill_on_drop).map_err(|error| self.error("was spawned, but its pipes cannot be registered (so it was killed)", &error))
+        Child::new(child, watch, self.kill_on_drop).map_err(|error| self.error("was spawned, but its pipes cannot be registered (so it was killed)", error))
     }
 
-    /// `error`, its kind kept, saying what failed for which program.
-    fn error(&self, what: &str, error: &io::Error) -> io::Error {
-        io::Error::new(error.kind(), format!("crew::process: {:?} {what}: {error}", self.std.get_program()))
+    /// `error`, its kind kept, saying what failed for which program (see [`SpawnError`]).
+    fn error(&self, what: &'static str, error: io::Error) -> io::Error {
+        io::Error::new(error.kind(), SpawnError { program: self.std.get_program().to_owned(), what, error })
     }
 
     /// Spawns the child with its stdout and stderr piped (they stay piped for later spawns of
@@ -380,6 +385,26 @@ impl Command {
     pub fn status(&mut self) -> impl Future<Output = io::Result<ExitStatus>> + Send + 'static {
         let child = self.spawn();
         async move { child?.wait().await }
+    }
+}
+
+/// What a failed spawn says: the program and what failed, over the OS's error (its source).
+#[derive(Debug)]
+struct SpawnError {
+    program: OsString,
+    what: &'static str,
+    error: io::Error,
+}
+
+impl fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "crew::process: {:?} {}: {}", self.program, self.what, self.error)
+    }
+}
+
+impl std::error::Error for SpawnError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
     }
 }
 
