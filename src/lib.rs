@@ -118,7 +118,7 @@
 // scheduler's core, named in `scheduler/cores/mod.rs` (CI runs `scripts/import-loops.rs`, which
 // fails on any other loop and on files over 650 lines).
 //
-// - Features: `http`, `signal`, `interop` (hyper, futures).
+// - Features: `http`, `signal`, `process`, `fs`, `interop` (hyper, futures).
 // - I/O: `time`, `net` (none of them, nor `blocking`, in loom builds: `outside_loom!`).
 // - Front, what users call: `target` (where a spawn goes; `crew::spawn`), `global` (the global
 //   pool), `pool` (`Pool`), `local` (`spawn_local`, `spawn_pinned`), `spawner`, `block_on`,
@@ -192,6 +192,8 @@ outside_loom! {
     pub mod io;
     #[cfg(feature = "fs")]
     pub mod fs;
+    #[cfg(all(feature = "process", unix))]
+    pub mod process;
 }
 
 /// Internals exposed to `loom-tests/` only: built under `--cfg loom`, never in normal builds.
