@@ -9,7 +9,8 @@
 //!
 //! - `fs_read_8k`: a 100 MiB file read from the start in 8 KiB reads. crew at its default
 //!   read-ahead (`crew`), and at 64 KiB, 128 KiB, 1 MiB and none (`crew_ra_*`: the read-ahead's size,
-//!   measured).
+//!   measured); and `std_blocking`, std's reads on the benchmarking thread (the floor: one copy,
+//!   no pool).
 //! - `fs_write_8k`: the same 100 MiB written in 8 KiB writes to a truncated file, then flushed.
 //! - `fs_read_small_1000`: 1,000 files of 1 KiB, each read whole with `read`, 16 at a time
 //!   from one task (as a service loading templates).
@@ -206,6 +207,21 @@ fn fs_read_8k(c: &mut Criterion) {
     let mut group = group(c, "fs_read_8k");
     let shared: &'static Path = Box::leak(path.clone().into_boxed_path());
     members(&mut group, &runs, move |runtime| read_8k(runtime, shared.to_owned()));
+    // The floor: std's reads on the benchmarking thread, one copy, no pool.
+    group.bench_function("std_blocking", |b| {
+        b.iter(|| {
+            use std::io::Read;
+            let mut file = std::fs::File::open(shared).unwrap();
+            let (mut chunk, mut total) = (vec![0; CHUNK], 0);
+            loop {
+                match file.read(&mut chunk).unwrap() {
+                    0 => break,
+                    n => total += n,
+                }
+            }
+            assert_eq!(total, BIG);
+        })
+    });
     group.finish();
     let _ = std::fs::remove_file(path);
 }

@@ -226,15 +226,13 @@ impl Pipeline {
             let _ = ready!(self.poll_settle(cx));
             self.write_error()?;
         }
+        if !self.buf.is_empty() {
+            // Most reads: the chunk in hand, with no lock taken.
+            return Poll::Ready(Ok(&mut self.buf));
+        }
+        let reads = self.reads.clone();
+        let mut reads = lock(&reads);
         loop {
-            let reads = self.reads.clone();
-            let mut reads = lock(&reads);
-            if !self.buf.is_empty() {
-                if self.read_ahead > 0 && !reads.running && !reads.ended && reads.chunks.len() < AHEAD {
-                    self.start_read_loop(&mut reads, want);
-                }
-                return Poll::Ready(Ok(&mut self.buf));
-            }
             match reads.chunks.pop_front() {
                 Some(Ok(next)) => {
                     let emptied = std::mem::replace(&mut self.buf, next);
@@ -242,8 +240,11 @@ impl Pipeline {
                     if self.buf.is_empty() {
                         // The end of the file, said once: the next read looks again.
                         reads.ended = false;
-                        return Poll::Ready(Ok(&mut self.buf));
+                    } else if self.read_ahead > 0 && !reads.running && !reads.ended {
+                        // The loop stopped with the queue full: a chunk was just taken.
+                        self.start_read_loop(&mut reads, want);
                     }
+                    return Poll::Ready(Ok(&mut self.buf));
                 }
                 Some(Err(error)) => {
                     reads.ended = false;
