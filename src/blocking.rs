@@ -2,9 +2,15 @@
 //!
 //! Invariants:
 //! - A queued job is always taken. [`BlockingPool::submit`] queues it under the lock, then
-//!   wakes a waiting thread that nobody has woken yet, or else starts a thread if fewer than
-//!   `max_threads` exist, or else leaves it to the busy threads: a thread checks the queue under
-//!   the lock after every job and after every wake, before it waits again.
+//!   claims the spinning thread if it is not claimed yet, or wakes a waiting thread that nobody
+//!   has woken yet, or else starts a thread if fewer than `max_threads` exist, or else leaves it
+//!   to the busy threads: a thread checks the queue under the lock after every job, after its
+//!   spin and after every wake, before it waits again.
+//! - At most one thread spins at a time, for [`SPIN_BEFORE_WAIT`] before it waits, and only if
+//!   its last wait was shorter than that (jobs come in a stream): the job submitted right after
+//!   it finished then takes no system call to wake a thread, and the pool's threads in use stay
+//!   few. A spinner does not spin while its submitter's round trip is longer than a spin, so it
+//!   never takes the CPU from the task that will submit the next job.
 //! - At most `max_threads` threads exist (`Builder::max_blocking_threads`, 512 by default); a
 //!   thread that waited `keep_alive` (`Builder::thread_keep_alive`, 10 s by default) with no job
 //!   exits, so an unused pool shrinks back to no thread at all. Both are read under the lock:
@@ -189,6 +195,12 @@ fn job<F: FnOnce() -> T, T>(f: F) -> impl Future<Output = T> {
     std::future::poll_fn(move |_| std::task::Poll::Ready(f.take().expect("a blocking job is polled once")()))
 }
 
+/// How long a blocking thread with no job spins before it waits (crew's workers spin as long).
+const SPIN_BEFORE_WAIT: Duration = Duration::from_micros(20);
+
+/// The most blocking threads spinning at once.
+const MAX_SPINNING: usize = 1;
+
 /// A pool of threads that run blocking jobs.
 #[derive(Debug)]
 pub(crate) struct BlockingPool {
@@ -208,6 +220,10 @@ struct State {
     idle: usize,
     /// `notify_one`s not yet consumed by a woken thread.
     woken: usize,
+    /// Threads spinning (see the module docs), at most [`MAX_SPINNING`].
+    spinning: usize,
+    /// Jobs queued for the spinning threads to take, at most one each.
+    claimed: usize,
     /// For thread names.
     next_id: usize,
     /// The most threads at once; lowered below the threads alive, none starts until fewer run.
@@ -252,6 +268,11 @@ impl BlockingPool {
     pub(crate) fn submit(self: &Arc<Self>, runnable: Runnable) {
         let mut state = lock(&self.state);
         state.queue.push_back(runnable);
+        if state.spinning > state.claimed {
+            state.claimed += 1;
+            self.publish(&state);
+            return;
+        }
         if state.idle > state.woken {
             state.woken += 1;
             self.publish(&state);
@@ -303,6 +324,8 @@ impl BlockingPool {
             hooks.started();
         }
         let _stop = hooks.map(StopHook);
+        // Whether this thread's last wait was short enough for a spin to have caught it.
+        let mut spin = true;
         let mut state = lock(&self.state);
         loop {
             if let Some(runnable) = state.queue.pop_front() {
@@ -317,9 +340,22 @@ impl BlockingPool {
                 state = lock(&self.state);
                 continue;
             }
+            if spin && state.spinning < MAX_SPINNING {
+                state.spinning += 1;
+                drop(state);
+                let caught = self.spin();
+                state = lock(&self.state);
+                state.spinning -= 1;
+                // A claim is one spinner's: this one takes it (the queue holds its job), and
+                // the claims stay at most the spinners.
+                state.claimed = state.claimed.saturating_sub(1);
+                spin = caught;
+                continue;
+            }
             state.idle += 1;
             self.publish(&state);
             let keep_alive = state.keep_alive;
+            let waiting = std::time::Instant::now();
             let (guard, wait) = self.work.wait_timeout(state, keep_alive).unwrap_or_else(|poisoned| {
                 // crew's critical sections never panic halfway; take the guard as it is.
                 poisoned.into_inner()
@@ -327,6 +363,7 @@ impl BlockingPool {
             state = guard;
             state.idle -= 1;
             self.publish(&state);
+            spin = waiting.elapsed() < SPIN_BEFORE_WAIT;
             if state.woken > 0 {
                 state.woken -= 1;
                 continue;
@@ -337,6 +374,25 @@ impl BlockingPool {
                 return;
             }
         }
+    }
+
+    /// Spins for [`SPIN_BEFORE_WAIT`] at most, until a job is queued (true) or not (false).
+    fn spin(&self) -> bool {
+        let start = std::time::Instant::now();
+        let mut spins = 0u32;
+        while start.elapsed() < SPIN_BEFORE_WAIT {
+            // The queue's length as `publish` mirrors it under the lock: a look without it.
+            if self.published[2].get() > 0 {
+                return true;
+            }
+            spins += 1;
+            if spins % 64 == 0 {
+                thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        false
     }
 
     /// `(threads alive, jobs queued)`.
