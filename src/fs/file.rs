@@ -21,7 +21,6 @@ use futures_lite::io::{AsyncBufRead, AsyncRead, AsyncSeek, AsyncWrite};
 use super::buf::{seek_back_by, MAX_BUF};
 use super::ops::asyncify;
 use super::pipeline::Pipeline;
-use super::OpenOptions;
 
 /// The largest chunk a file's reads ask the kernel for ahead of the reader, unless
 /// [`File::set_read_ahead`] says otherwise: measured in `benches/fs.rs` (BENCHMARKS.md, "Files").
@@ -92,7 +91,8 @@ impl File {
     /// });
     /// ```
     pub async fn open(path: impl AsRef<Path>) -> io::Result<File> {
-        OpenOptions::new().read(true).open(path).await
+        let path = path.as_ref().to_owned();
+        asyncify(move || std::fs::File::open(path)).await.map(File::from_std)
     }
 
     /// Opens the file at `path` for writing, made if missing and truncated if not (std's
@@ -113,7 +113,8 @@ impl File {
     /// });
     /// ```
     pub async fn create(path: impl AsRef<Path>) -> io::Result<File> {
-        OpenOptions::new().write(true).create(true).truncate(true).open(path).await
+        let path = path.as_ref().to_owned();
+        asyncify(move || std::fs::File::create(path)).await.map(File::from_std)
     }
 
     /// Makes a new file at `path` for writing, failing if one exists (`O_EXCL`).
@@ -131,21 +132,10 @@ impl File {
     /// });
     /// ```
     pub async fn create_new(path: impl AsRef<Path>) -> io::Result<File> {
-        OpenOptions::new().read(true).write(true).create_new(true).open(path).await
-    }
-
-    /// The options to open a file with: [`OpenOptions`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// crew::block_on(async {
-    ///     let file = crew::fs::File::options().read(true).open("Cargo.toml").await;
-    ///     assert!(file.is_ok());
-    /// });
-    /// ```
-    pub fn options() -> OpenOptions {
-        OpenOptions::new()
+        let path = path.as_ref().to_owned();
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true).write(true).create_new(true);
+        asyncify(move || options.open(path)).await.map(File::from_std)
     }
 
     /// Wraps an open std file: its cursor stays where it is.

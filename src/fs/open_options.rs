@@ -181,6 +181,23 @@ impl OpenOptions {
     }
 }
 
+impl File {
+    /// The options to open a file with: [`OpenOptions`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// crew::block_on(async {
+    ///     let file = crew::fs::File::options().read(true).open("Cargo.toml").await;
+    ///     assert!(file.is_ok());
+    /// });
+    /// ```
+    pub fn options() -> OpenOptions {
+        OpenOptions::new()
+    }
+
+}
+
 impl From<std::fs::OpenOptions> for OpenOptions {
     fn from(options: std::fs::OpenOptions) -> OpenOptions {
         OpenOptions(options)
