@@ -7,7 +7,8 @@
 //!   sync). An operation that needs the cursor where the reader or writer left it first settles
 //!   the job in flight; so operations take effect in the order they were called.
 //! - **Reading**: the read loop reads chunks ahead of the reader into `reads.chunks`, at most
-//!   [`AHEAD`] of them (each of [`MIN_CHUNK`] bytes, doubling up to the file's read-ahead), and
+//!   [`AHEAD`] of them (the first of [`MIN_CHUNK`] bytes, each next one twice the last up to the
+//!   file's read-ahead), and
 //!   wakes the reader after each; it ends when the queue is full, at the end of the file, on an
 //!   error, or when asked to stop, always setting `running` false and waking the reader under
 //!   the lock. The reader takes chunks in order into `buf`; it waits only after storing its
@@ -28,12 +29,12 @@
 //!   failed ones are dropped with it.
 //! - **Dropped**: a file dropped with a job in flight lets the job end on the blocking pool; the
 //!   write loop still writes every byte a write acknowledged, and drops its error, as
-//!   `std::io::BufWriter`'s drop does.
+//!   `std::io::BufWriter`'s drop does; a read loop is told to stop at its next look.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::pin::Pin;
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{ready, Context, Poll, Waker};
 
@@ -100,6 +101,8 @@ enum Done {
 struct Job {
     handle: Option<JoinHandle<Done>>,
     kind: Kind,
+    /// A read loop's state, which its drop tells to stop: its chunks would go to no reader.
+    reads: Option<Arc<Mutex<Reads>>>,
 }
 
 /// Which job runs.
@@ -114,6 +117,9 @@ enum Kind {
 impl Drop for Job {
     fn drop(&mut self) {
         if let Some(handle) = self.handle.take() {
+            if let Some(reads) = &self.reads {
+                lock(reads).stop = true;
+            }
             handle.detach();
         }
     }
@@ -160,8 +166,13 @@ impl Pipeline {
     /// Starts `run` as the job in flight (a loop that ended, not settled yet, does nothing more).
     fn spawn(&mut self, kind: Kind, run: impl FnOnce(&std::fs::File) -> Done + Send + 'static) {
         let std = self.std.clone();
+        if let Some(mut ended) = self.job.take() {
+            // A loop that ended on its own, replaced: it must not stop the one starting now.
+            ended.reads = None;
+        }
         let handle = crate::spawn_blocking(move || run(&std));
-        self.job = Some(Job { handle: Some(handle), kind });
+        let reads = (kind == Kind::ReadLoop).then(|| self.reads.clone());
+        self.job = Some(Job { handle: Some(handle), kind, reads });
     }
 
     /// Completes the job in flight, if any (a read loop is asked to stop first), and gives a
@@ -221,8 +232,9 @@ impl Pipeline {
     /// Makes sure `buf` holds unread bytes, or that the reader is at the end of the file (an
     /// empty `buf`), after the writes behind; keeps a read loop going ahead of the reader.
     pub(super) fn poll_fill(&mut self, cx: &mut Context<'_>, want: usize) -> Poll<io::Result<&mut Buf>> {
-        if !self.running(Kind::ReadLoop) {
-            // The write loop, or a call whose future was dropped: nobody wants its result.
+        if self.job.is_some() && !self.running(Kind::ReadLoop) {
+            // The write loop (its error is this read's), or a call whose future was dropped
+            // (nobody wants its result).
             let _ = ready!(self.poll_settle(cx));
             self.write_error()?;
         }
