@@ -34,6 +34,7 @@
 //! .unwrap();
 //! ```
 
+mod background;
 mod buf;
 mod file;
 mod open_options;

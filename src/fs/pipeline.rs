@@ -38,8 +38,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{ready, Context, Poll, Waker};
 
+use super::background::Background;
 use super::buf::{seek_back_by, Buf, MAX_BUF};
-use crate::handle::JoinHandle;
 
 /// The most chunks read ahead of the reader.
 const AHEAD: usize = 4;
@@ -99,7 +99,7 @@ enum Done {
 
 /// The job in flight; dropped, it runs to its end anyway (the module docs).
 struct Job {
-    handle: Option<JoinHandle<Done>>,
+    handle: Background<Done>,
     kind: Kind,
     /// A read loop's state, which its drop tells to stop: its chunks would go to no reader.
     reads: Option<Arc<Mutex<Reads>>>,
@@ -116,11 +116,9 @@ enum Kind {
 
 impl Drop for Job {
     fn drop(&mut self) {
-        if let Some(handle) = self.handle.take() {
-            if let Some(reads) = &self.reads {
-                lock(reads).stop = true;
-            }
-            handle.detach();
+        // Still in flight: its `Background` detaches it; a read loop stops at its next look.
+        if let (true, Some(reads)) = (self.handle.in_flight(), &self.reads) {
+            lock(reads).stop = true;
         }
     }
 }
@@ -170,9 +168,9 @@ impl Pipeline {
             // A loop that ended on its own, replaced: it must not stop the one starting now.
             ended.reads = None;
         }
-        let handle = crate::spawn_blocking(move || run(&std));
+        let handle = Background::spawn(move || run(&std));
         let reads = (kind == Kind::ReadLoop).then(|| self.reads.clone());
-        self.job = Some(Job { handle: Some(handle), kind, reads });
+        self.job = Some(Job { handle, kind, reads });
     }
 
     /// Completes the job in flight, if any (a read loop is asked to stop first), and gives a
@@ -182,9 +180,7 @@ impl Pipeline {
         if job.kind == Kind::ReadLoop {
             lock(&self.reads).stop = true;
         }
-        let handle = job.handle.as_mut().expect("crew::fs: a file's job polled after it ended");
-        let done = ready!(Pin::new(handle).poll(cx));
-        job.handle = None;
+        let done = ready!(Pin::new(&mut job.handle).poll(cx));
         self.job = None;
         Poll::Ready(match done {
             Done::Looped => None,

@@ -23,8 +23,8 @@ use std::task::{ready, Context, Poll};
 use futures_lite::future::poll_fn;
 use futures_lite::Stream;
 
+use super::background::Background;
 use super::ops::asyncify;
-use crate::handle::JoinHandle;
 
 /// The most entries one job reads (tokio's batch too).
 const BATCH: usize = 32;
@@ -80,23 +80,13 @@ pub struct ReadDir {
 enum State {
     /// No job: std's iterator, or `None` once it ended.
     Idle(Option<std::fs::ReadDir>),
-    /// A job reads a batch.
-    Busy(Batch),
+    /// A job reads a batch (a dropped one ends on its own).
+    Busy(Background<Read>),
 }
 
 /// A job's batch: the iterator back (`None` once it ended) and the entries it read.
 type Read = (Option<std::fs::ReadDir>, VecDeque<io::Result<DirEntry>>);
 
-/// A batch in flight; a dropped one ends on its own.
-struct Batch(Option<JoinHandle<Read>>);
-
-impl Drop for Batch {
-    fn drop(&mut self) {
-        if let Some(handle) = self.0.take() {
-            handle.detach();
-        }
-    }
-}
 
 impl ReadDir {
     /// The next entry, or `None` after the last.
@@ -141,7 +131,7 @@ impl ReadDir {
                 State::Idle(None) => return Poll::Ready(Ok(None)),
                 State::Idle(std) => {
                     let mut std = std.take();
-                    let handle = crate::spawn_blocking(move || {
+                    let batch = Background::spawn(move || {
                         let mut read = VecDeque::with_capacity(BATCH);
                         while let Some(entry) = std.as_mut().and_then(Iterator::next) {
                             let failed = entry.is_err();
@@ -152,12 +142,10 @@ impl ReadDir {
                         }
                         (None, read)
                     });
-                    self.state = State::Busy(Batch(Some(handle)));
+                    self.state = State::Busy(batch);
                 }
                 State::Busy(batch) => {
-                    let handle = batch.0.as_mut().expect("crew::fs::ReadDir: a batch polled after it ended");
-                    let (std, read) = ready!(Pin::new(handle).poll(cx));
-                    batch.0 = None;
+                    let (std, read) = ready!(Pin::new(batch).poll(cx));
                     self.state = State::Idle(std);
                     self.ready = read;
                 }
