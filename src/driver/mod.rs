@@ -40,6 +40,7 @@ outside_loom! {
     mod source;
     mod sources;
     mod timer;
+    mod off_driver;
 
     pub(crate) use park::run;
     pub(crate) use source::IoSource;

@@ -13,7 +13,9 @@
 //!   sees the wait and ends it.
 //! - **The driver is turned by whoever parks first**: a thread that finds the driver free
 //!   waits in it, so its wait also watches every socket of the process; the others wait on
-//!   their parkers, listed in the driver's `Waiting` (`waiting.rs`).
+//!   their parkers, listed in the driver's `Waiting` (`waiting.rs`). A plain thread
+//!   ([`Role::Thread`]) leaves the driver to the pools' worker loops while any run, and hands it
+//!   on if it held it (`off_driver.rs`).
 //! - **Handing on.** A thread that leaves the driver for good (its `block_on` returned, its
 //!   worker loop ended) or to run code that is not a pool's task (a `block_on` on a plain
 //!   thread, [`Role::Thread`]) wakes one listed thread, which takes the driver at its next
@@ -134,6 +136,15 @@ impl DrivingParker {
             // Made meanwhile (by another thread's first source or timer): wait in it from now.
             driver = driver.or_else(driver_if_made);
             match driver {
+                // Worker loops run: they turn the driver, and this plain thread waits on its
+                // parker (`off_driver.rs`). A driver it held, or a hand-on it may have taken,
+                // goes on to a listed thread first.
+                Some(driver) if leaves_driver_to_workers(role) => {
+                    if std::mem::take(&mut drove) | std::mem::take(&mut listed) {
+                        driver.waiting().hand_on();
+                    }
+                    self.wait_for_workers();
+                }
                 Some(driver) if self.wait_in_driver(driver) => drove = true,
                 Some(driver) => {
                     listed = true;
@@ -147,7 +158,7 @@ impl DrivingParker {
                     }
                     driver.waiting().unlist(self.unparker.id());
                 }
-                None => self.wait_on_parker(),
+                None => self.wait_for_driver(),
             }
         }
         // A plain thread leaving the driver hands it on; so does any thread that was listed and
@@ -182,6 +193,39 @@ impl DrivingParker {
         }
     }
 
+    /// Waits on the thread's own parker while worker loops turn the driver, until an unpark or
+    /// the last worker loop's end (`off_driver.rs`).
+    #[cfg(not(loom))]
+    fn wait_for_workers(&self) {
+        let still_off = crate::driver::off_driver::workers_turn_it;
+        crate::driver::off_driver::wait_off_driver(self.unparker.id(), &self.unparker.unparker, still_off, || {
+            self.wait_on_parker()
+        });
+    }
+
+    /// Under loom no worker loop runs (`off_driver.rs` is left out), so no thread leaves the
+    /// driver to them: the plain wait, for the signature's sake.
+    #[cfg(loom)]
+    fn wait_for_workers(&self) {
+        self.wait_on_parker();
+    }
+
+    /// Waits on the thread's own parker while the driver is not made, until an unpark or the
+    /// driver's making (`off_driver.rs`).
+    #[cfg(not(loom))]
+    fn wait_for_driver(&self) {
+        let still_off = || driver_if_made().is_none();
+        crate::driver::off_driver::wait_off_driver(self.unparker.id(), &self.unparker.unparker, still_off, || {
+            self.wait_on_parker()
+        });
+    }
+
+    /// Under loom, each model makes its driver before its threads park.
+    #[cfg(loom)]
+    fn wait_for_driver(&self) {
+        self.wait_on_parker();
+    }
+
     /// Waits on the thread's own parker until an unpark, unless the token is there.
     fn wait_on_parker(&self) {
         let state = &self.unparker.state;
@@ -190,6 +234,19 @@ impl DrivingParker {
             state.leave(ON_PARKER);
         }
     }
+}
+
+/// True if a thread parking as `role` leaves the driver to the pools' worker loops: a plain
+/// thread while any run (`off_driver.rs`).
+#[cfg(not(loom))]
+fn leaves_driver_to_workers(role: Role) -> bool {
+    role == Role::Thread && crate::driver::off_driver::workers_turn_it()
+}
+
+/// Under loom no worker loop runs: every thread may wait in the driver.
+#[cfg(loom)]
+fn leaves_driver_to_workers(_: Role) -> bool {
+    false
 }
 
 impl DrivingUnparker {
@@ -231,6 +288,28 @@ pub(crate) fn run<F: std::future::Future>(future: F, role: Role) -> F::Output {
         }
     }
 
+    /// Counts a worker loop for its life, however it ends (`off_driver.rs`; not under loom,
+    /// where no worker loop runs).
+    #[cfg(not(loom))]
+    struct WorkerLoop;
+
+    #[cfg(not(loom))]
+    impl Drop for WorkerLoop {
+        fn drop(&mut self) {
+            crate::driver::off_driver::worker_loop_ended();
+        }
+    }
+
+    #[cfg(not(loom))]
+    let worker_loop = (role == Role::Worker).then(|| {
+        if crate::driver::off_driver::worker_loop_started() {
+            if let Some(driver) = driver_if_made() {
+                // A plain thread parked in the driver looks again and leaves it.
+                driver.unpark();
+            }
+        }
+        WorkerLoop
+    });
     let parker = DrivingParker::new();
     let waker = Waker::from(Arc::new(Wakes(parker.unparker().clone())));
     let mut cx = Context::from_waker(&waker);
@@ -248,6 +327,8 @@ pub(crate) fn run<F: std::future::Future>(future: F, role: Role) -> F::Output {
         }
         parker.park_as(role);
     };
+    #[cfg(not(loom))]
+    drop(worker_loop);
     if let Some(driver) = driver_if_made() {
         driver.waiting().hand_on();
     }

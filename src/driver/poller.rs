@@ -4,9 +4,10 @@
 //! Invariants:
 //! - **One per process** ([`driver`]), made at first use: a source registered on any thread is
 //!   watched by whichever thread turns the driver next. No thread of its own: the threads that
-//!   turn it are those that park in it (`park.rs`: a crew worker, a `block_on` thread), a busy
-//!   worker at its tick (without blocking), and a pool's monitor when nobody has for
-//!   [`MONITOR_TURN_GAP`].
+//!   turn it are those that park in it (`park.rs`: a crew worker, a `block_on` thread while no
+//!   worker loop runs, `off_driver.rs`), a busy worker at its tick (without blocking), and a
+//!   pool's monitor when nobody has for [`MONITOR_TURN_GAP`]. A thread that parks before the
+//!   driver is made is woken when it is (`off_driver.rs`).
 //! - **One turner at a time**: `Poll::poll` takes `&mut`, so the poll is behind a mutex that
 //!   is only ever *tried* ([`Driver::try_turn`]): a thread that cannot have it parks elsewhere
 //!   (`park.rs`) rather than wait for it. A stuck worker never holds it: it is held only for a
@@ -105,10 +106,22 @@ static DRIVER: once_cell::sync::OnceCell<Driver> = once_cell::sync::OnceCell::ne
 /// If the kernel refuses an epoll instance or an eventfd (out of file descriptors at the very
 /// first I/O of the process): the message names the error.
 pub(crate) fn driver() -> &'static Driver {
-    DRIVER.get_or_init(|| match Driver::new() {
-        Ok(driver) => driver,
+    if let Some(driver) = DRIVER.get() {
+        return driver;
+    }
+    let mut made = false;
+    let driver = DRIVER.get_or_init(|| match Driver::new() {
+        Ok(driver) => {
+            made = true;
+            driver
+        }
         Err(error) => panic!("crew: cannot start the I/O driver (epoll and an eventfd): {error}"),
-    })
+    });
+    if made {
+        // Threads that parked before it existed take it now (`off_driver.rs`).
+        crate::driver::off_driver::driver_made();
+    }
+    driver
 }
 
 /// The driver if it was made already: for threads that turn it only if something uses it.

@@ -9,7 +9,9 @@
 //!   heir of a private push, or its last term saw polls), makes it try to become the watcher,
 //!   which parks with a deadline (`watch.rs`). See `sleep/README.md` for why no wakeup is lost.
 //! - Woken by `notify_one` or `wake_self` it is counted as a searcher; woken by shutdown's
-//!   `notify_all` it is not, and it exits.
+//!   `notify_all` it is not, and it exits. Woken by its own reactor turn's pushes
+//!   (`wake_self_for_work`) it is not either: it runs its tasks, and announces its deque (the
+//!   tasks beyond the LIFO slot's) with a `notify_one`.
 //! - The blocking loop waits here (`next_task`); the loop inside the reactor shares
 //!   `prepare_park` and `resume_after_wake` and waits by polling (`reactor.rs`).
 //! - `on_thread_park` runs at the end of a `prepare_park` that says to wait (the worker is
@@ -123,8 +125,14 @@ impl Core {
         let counters = self.counters();
         counters.unparks.incr();
         counters.busy.begin(shared.clock.now());
-        self.searching = !shared.is_shutdown();
+        // Woken by its own reactor turn's pushes: not a searcher, and the others are told only
+        // of the tasks beyond the one it runs next (a LIFO slot's task and a deque).
+        let for_work = std::mem::take(&mut self.woken_for_work);
+        self.searching = !for_work && !shared.is_shutdown();
         self.spin_armed = false;
+        if for_work {
+            self.announce_deque(shared);
+        }
         if let Some(watch) = self.watch.take() {
             if self.searching {
                 self.watch_next = rescue(watch, shared, self.index, &self.local);

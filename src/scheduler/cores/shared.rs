@@ -412,12 +412,11 @@ impl Shared {
                     self.sleepers.notify_private_from(WakeSource::Core(&self.counters[index]));
                 }
             }
-            // Pushed from inside the reactor onto this thread's own parked core: it wakes itself
-            // and runs the task, rather than wake another worker. If it was already picked, its
-            // token is on the way and the task is in its queues all the same.
-            Pushed::OwnParkedCore(index) => {
-                self.sleepers.wake_self(index);
-            }
+            // Pushed from inside the reactor onto this thread's own parked core, which `push`
+            // woke (`Sleepers::wake_self_for_work`): it runs the task rather than wake another
+            // worker. If another thread's notify picked it first, its token is on the way and
+            // the task is in its queues all the same.
+            Pushed::OwnParkedCore(_) => {}
         }
     }
 

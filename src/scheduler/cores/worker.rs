@@ -111,6 +111,10 @@ pub(in crate::scheduler) struct Core {
     pub(in crate::scheduler) spawns: usize,
     /// Listed as parked and waiting for its token, in a worker loop run as a future.
     pub(in crate::scheduler) parked: bool,
+    /// Parked, this core woke itself for tasks its thread's reactor turn pushed onto it, counted
+    /// as unparked but not searching (`Sleepers::wake_self_for_work`): it resumes with work of
+    /// its own, and wakes another worker only if more than one task is queued (`park.rs`).
+    pub(in crate::scheduler) woken_for_work: bool,
     /// The current term, while this core holds the watcher role or was last woken from it.
     pub(in crate::scheduler) watch: Option<Watch>,
     /// The last term saw an owner at work: take the role again at the next park (`watch.rs`).
@@ -237,6 +241,7 @@ impl Core {
             rng: FastRand::new(index as u64),
             spawns: 0,
             parked: false,
+            woken_for_work: false,
             watch: None,
             watch_next: false,
             taken_over: false,
@@ -394,7 +399,14 @@ impl Core {
     ) -> Pushed {
         let stealable = self.push_task(shared, runnable, woken_while_running);
         match (self.parked, stealable) {
-            (true, _) => Pushed::OwnParkedCore(self.index),
+            (true, _) => {
+                // The first push of the turn takes this core off the list (the lock once per
+                // turn); a core another thread's notify picked first is no longer listed.
+                if !self.woken_for_work {
+                    self.woken_for_work = shared.sleepers.wake_self_for_work(self.index);
+                }
+                Pushed::OwnParkedCore(self.index)
+            }
             (false, true) => Pushed::Stealable(self.index),
             (false, false) => Pushed::Lifo(self.index),
         }

@@ -205,7 +205,7 @@ impl Sleepers {
             return false;
         }
         let index = idle.sleeping.pop().expect("unparked < workers under the lock means a sleeper is listed");
-        self.count_woken(&mut idle, index);
+        self.count_woken(&mut idle, index, true);
         if private {
             idle.heir = Some(index);
         }
@@ -221,10 +221,11 @@ impl Sleepers {
         state.searching() == 0 && state.unparked() < self.workers() && !(private && state.watching())
     }
 
-    /// Counts worker `index`, just taken off `sleeping`, as unparked and searching, dropping the
-    /// watcher role if it held it, in one read-modify-write. Under the `sleep_list` lock.
-    fn count_woken(&self, idle: &mut SleepList, index: usize) {
-        let mut delta = State::ONE_UNPARKED | State::ONE_SEARCHING;
+    /// Counts worker `index`, just taken off `sleeping`, as unparked (and searching if
+    /// `searching`), dropping the watcher role if it held it, in one read-modify-write. Under the
+    /// `sleep_list` lock.
+    fn count_woken(&self, idle: &mut SleepList, index: usize, searching: bool) {
+        let mut delta = if searching { State::ONE_UNPARKED | State::ONE_SEARCHING } else { State::ONE_UNPARKED };
         if idle.watcher == Some(index) && !planted_bug!("watcher_kept") {
             idle.watcher = None;
             // WATCHING is set: subtracting it borrows nothing.
@@ -346,12 +347,28 @@ impl Sleepers {
     /// if it was no longer listed (another thread's `notify_one` or `notify_all` already picked
     /// it, and its token is on the way).
     pub(super) fn wake_self(&self, index: usize) -> bool {
+        self.wake_self_counted(index, true)
+    }
+
+    /// As [`wake_self`](Sleepers::wake_self) for a worker that pushed tasks onto its own parked
+    /// core from its thread's reactor turn, but counted as unparked and *not* searching: it
+    /// resumes to run its own tasks, as a worker that never parked, and wakes another worker
+    /// only if it has more than one (`Core::resume_after_wake`), as tokio's worker after a
+    /// park that dispatched I/O. Counted searching, it would wake another worker for a single
+    /// task when it stopped searching, which then parks again (an `epoll_wait` and a futex
+    /// wake per request under a light stream of requests). Nothing is lost: the tasks are in
+    /// this core's queues, which its thread takes next.
+    pub(super) fn wake_self_for_work(&self, index: usize) -> bool {
+        self.wake_self_counted(index, false)
+    }
+
+    fn wake_self_counted(&self, index: usize, searching: bool) -> bool {
         let mut idle = lock(&self.sleep_list);
         let Some(position) = idle.sleeping.iter().position(|&sleeper| sleeper == index) else {
             return false;
         };
         idle.sleeping.swap_remove(position);
-        self.count_woken(&mut idle, index);
+        self.count_woken(&mut idle, index, searching);
         drop(idle);
         if !planted_bug!("wake_self_no_token") {
             self.parkers[index].unpark();
