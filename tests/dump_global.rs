@@ -5,30 +5,25 @@
 
 mod common;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-use common::{wait_until, with_timeout};
+use common::{child, wait_until};
 
 /// Set in a child's environment: `child_dump` does nothing without it.
 const CHILD_MARKER: &str = "CREW_DUMP_GLOBAL_TEST_CHILD";
 
+/// Runs the ignored test `child_dump` of this binary in a child process with
+/// `CREW_TASK_DUMP=value`.
 fn run_child(value: &str) -> Output {
-    let value = value.to_owned();
-    with_timeout(move || {
-        Command::new(std::env::current_exe().expect("the test binary's path"))
-            .args(["--exact", "child_dump", "--nocapture", "--include-ignored", "--test-threads=1"])
-            .env(CHILD_MARKER, "1")
-            .env(crew::config::TASK_DUMP_ENV, value)
-            .env_remove("RUST_BACKTRACE")
-            .output()
-            .expect("run the test binary as a child")
+    child::run_child(CHILD_MARKER, "child_dump", |command| {
+        command.env(crew::config::TASK_DUMP_ENV, value);
     })
 }
 
 #[test]
 #[ignore = "entry point of a child process started by the tests below"]
 fn child_dump() {
-    if std::env::var_os(CHILD_MARKER).is_none() {
+    if !child::is_child(CHILD_MARKER) {
         return;
     }
     println!();

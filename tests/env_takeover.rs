@@ -9,31 +9,24 @@
 
 mod common;
 
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::mpsc;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use common::with_timeout;
+use common::child;
 
 /// Set in a child's environment: the `child_*` tests do nothing without it.
 const CHILD_MARKER: &str = "CREW_ENV_TAKEOVER_TEST_CHILD";
 
 fn is_child() -> bool {
-    std::env::var_os(CHILD_MARKER).is_some()
+    child::is_child(CHILD_MARKER)
 }
 
 /// Runs the ignored test `test` of this binary in a child process with `CREW_TAKEOVER_MS=value`.
-fn run_child(test: &'static str, value: &'static str) -> (Output, String) {
-    let output = with_timeout(move || {
-        Command::new(std::env::current_exe().expect("the test binary's path"))
-            .args(["--exact", test, "--nocapture", "--include-ignored", "--test-threads=1"])
-            .env(CHILD_MARKER, "1")
-            .env("CREW_TAKEOVER_MS", value)
-            .env_remove("CREW_WORKERS")
-            .env_remove("RUST_BACKTRACE")
-            .output()
-            .expect("run the test binary as a child")
+fn run_child(test: &str, value: &str) -> (Output, String) {
+    let output = child::run_child(CHILD_MARKER, test, |command| {
+        command.env("CREW_TAKEOVER_MS", value).env_remove("CREW_WORKERS");
     });
     let context = format!(
         "CREW_TAKEOVER_MS={value:?}\n--- stdout:\n{}\n--- stderr:\n{}",

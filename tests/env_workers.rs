@@ -9,28 +9,22 @@ mod common;
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStringExt;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use common::probe::threads_named;
-use common::{wait_until, with_timeout};
+use common::{child, wait_until};
 
 /// Set in a child's environment: the `child_*` tests do nothing without it.
 const CHILD_MARKER: &str = "CREW_ENV_WORKERS_TEST_CHILD";
 
 fn is_child() -> bool {
-    std::env::var_os(CHILD_MARKER).is_some()
+    child::is_child(CHILD_MARKER)
 }
 
 /// Runs the ignored test `test` of this binary in a child process with `CREW_WORKERS=workers`.
-fn run_child(test: &'static str, workers: OsString) -> Output {
-    with_timeout(move || {
-        Command::new(std::env::current_exe().expect("the test binary's path"))
-            .args(["--exact", test, "--nocapture", "--include-ignored", "--test-threads=1"])
-            .env(CHILD_MARKER, "1")
-            .env("CREW_WORKERS", workers)
-            .env_remove("RUST_BACKTRACE")
-            .output()
-            .expect("run the test binary as a child")
+fn run_child(test: &str, workers: OsString) -> Output {
+    child::run_child(CHILD_MARKER, test, |command| {
+        command.env("CREW_WORKERS", workers);
     })
 }
 

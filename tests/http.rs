@@ -598,17 +598,12 @@ const FD_LIMIT_TEST: &str = "accept_errors_under_a_low_fd_limit_back_off_are_rep
 
 #[test]
 fn accept_errors_under_a_low_fd_limit_back_off_are_reported_once_and_serving_goes_on() {
-    if std::env::var_os(FD_LIMIT_CHILD).is_some() {
+    if common::child::is_child(FD_LIMIT_CHILD) {
         return fd_limit::child();
     }
     // The shell's `ulimit` lowers the limit for the child alone (no `unsafe` setrlimit here).
-    let output = std::process::Command::new("sh")
-        .args(["-c", "ulimit -n 256 && exec \"$0\" \"$@\""])
-        .arg(std::env::current_exe().unwrap())
-        .args([FD_LIMIT_TEST, "--exact", "--nocapture", "--test-threads=1"])
-        .env(FD_LIMIT_CHILD, "1")
-        .output()
-        .unwrap();
+    let wrapper = ["sh", "-c", "ulimit -n 256 && exec \"$0\" \"$@\""];
+    let output = common::child::child_command_under(&wrapper, FD_LIMIT_CHILD, FD_LIMIT_TEST).output().unwrap();
     let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success(), "the child failed:\n{printed}");
     assert!(printed.contains("1 passed"), "the child ran the test:\n{printed}");

@@ -10,12 +10,11 @@ mod common;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Once};
 use std::task::{Context, Poll};
 
-use common::{assert_all_workers_run, await_panic, payload_message, wait_until, with_timeout};
+use common::{assert_all_workers_run, await_panic, child, payload_message, wait_until, with_timeout};
 
 /// Keeps the expected panics (messages starting with "expected:") out of the output; others
 /// go to the default hook.
@@ -117,17 +116,16 @@ fn pending_panics_on_drop() -> (PendingPanicsOnDrop, Arc<AtomicUsize>, Arc<Atomi
     (PendingPanicsOnDrop { polls: polls.clone(), drops: drops.clone() }, polls, drops)
 }
 
+/// Set in a child's environment. Nothing reads it: the `child_*` tests are `#[ignore]`d, so
+/// they run only where asked to (in the child, or in this process under `--include-ignored`).
+const CHILD_MARKER: &str = "CREW_PANIC_IN_DROP_TEST_CHILD";
+
 /// Runs the ignored test `name` of this binary in a child process and asserts it passed.
 fn run_child(name: &str) {
     if cfg!(miri) {
         return; // miri cannot start processes
     }
-    let exe = std::env::current_exe().unwrap();
-    let out = Command::new(exe)
-        .args(["--ignored", "--exact", name, "--test-threads=1"])
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .unwrap();
+    let out = child::child_command(CHILD_MARKER, name).output().unwrap();
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(
         out.status.success() && stdout.contains("1 passed"),

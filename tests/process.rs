@@ -253,35 +253,21 @@ fn where_pidfds_work_a_child_is_watched_by_one_and_no_sigchld_handler_is_install
 // The `SIGCHLD` fallback and the fd limit, in child processes.
 
 fn is_child() -> bool {
-    std::env::var_os(CHILD_MARKER).is_some()
+    common::child::is_child(CHILD_MARKER)
 }
 
 /// Runs the ignored test `test` of this binary in a child process with `env` set; returns its
 /// output, printed if it failed.
-fn run_child(test: &'static str, env: &'static [(&'static str, &'static str)]) -> String {
+fn run_child(test: &str, env: &[(&str, &str)]) -> String {
     run_child_under(test, env, &[])
 }
 
 /// [`run_child`], the binary run by `wrapper` (a command line that ends with the binary's path
 /// and its arguments) if it is not empty.
-fn run_child_under(
-    test: &'static str,
-    env: &'static [(&'static str, &'static str)],
-    wrapper: &'static [&'static str],
-) -> String {
-    let output = common::with_timeout(move || {
-        let binary = std::env::current_exe().expect("the test binary's path");
-        let mut command = match wrapper.split_first() {
-            Some((program, args)) => {
-                let mut command = std::process::Command::new(program);
-                command.args(args).arg(binary);
-                command
-            }
-            None => std::process::Command::new(binary),
-        };
-        command.args(["--exact", test, "--nocapture", "--include-ignored", "--test-threads=1"]).env(CHILD_MARKER, "1");
-        command.envs(env.iter().copied()).output().expect("run the test binary as a child")
-    });
+fn run_child_under(test: &str, env: &[(&str, &str)], wrapper: &[&str]) -> String {
+    let mut command = common::child::child_command_under(wrapper, CHILD_MARKER, test);
+    command.envs(env.iter().copied());
+    let output = common::child::output_within_timeout(command);
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{test} failed:\n--- stdout:\n{stdout}\n--- stderr:\n{stderr}");

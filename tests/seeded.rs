@@ -2,7 +2,8 @@
 //! worker picks among the ready tasks by a seeded generator, so that one seed replays one
 //! interleaving, in this process and in another.
 
-use std::process::Command;
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -88,26 +89,23 @@ fn tasks_spawned_from_outside_run_only_when_drawn() {
     }
 }
 
-/// The variable under which `trace_in_this_process` prints its trace for the parent test.
+/// The variable under which `trace_in_this_process` prints its trace for the parent test (set in
+/// every child process of this binary, as the marker of `common::child`).
 const CHILD_ENV: &str = "CREW_SEEDED_TEST_CHILD";
 
 #[test]
 fn trace_in_this_process() {
     let trace = busy_trace(42);
     assert!(!trace.is_empty());
-    if std::env::var_os(CHILD_ENV).is_some() {
+    if common::child::is_child(CHILD_ENV) {
         println!("TRACE {trace:?}");
     }
 }
 
-/// Runs this test binary's `test` alone in a new process, with `env`; its exit status and
-/// output.
-fn child(test: &str, ignored: bool, env: &[(&str, &str)]) -> (bool, String) {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command.args(["--exact", test, "--nocapture", "--test-threads", "1"]);
-    if ignored {
-        command.arg("--ignored");
-    }
+/// Runs this test binary's `test` (ignored or not) alone in a new process, with [`CHILD_ENV`]
+/// and `env` set (`CREW_TEST_SEED` removed unless `env` sets it); its exit status and output.
+fn child(test: &str, env: &[(&str, &str)]) -> (bool, String) {
+    let mut command = common::child::child_command(CHILD_ENV, test);
     command.env_remove("CREW_TEST_SEED");
     command.envs(env.iter().copied());
     let output = command.output().unwrap();
@@ -118,7 +116,7 @@ fn child(test: &str, ignored: bool, env: &[(&str, &str)]) -> (bool, String) {
 #[test]
 #[cfg_attr(miri, ignore = "runs this test binary as a child process, which miri cannot start")]
 fn one_seed_gives_the_same_trace_in_another_process() {
-    let (ok, text) = child("trace_in_this_process", false, &[(CHILD_ENV, "1")]);
+    let (ok, text) = child("trace_in_this_process", &[]);
     assert!(ok, "{text}");
     // The harness may print the test's name on the same line, before the trace.
     let line = text.lines().find_map(|line| line.split_once("TRACE ")).expect("the child printed its trace").1;
@@ -179,18 +177,18 @@ async fn planted_race_checked_under_many_seeds() {
 fn the_macro_names_the_failing_seed_and_reruns_it_alone() {
     let first_failing = (0..100).find(|&seed| race_under(seed) == 1).expect("a failing seed");
     let passing = (0..100).find(|&seed| race_under(seed) == 2).expect("a passing seed");
-    let (ok, text) = child("planted_race_checked_under_many_seeds", true, &[]);
+    let (ok, text) = child("planted_race_checked_under_many_seeds", &[]);
     assert!(!ok, "{text}");
     let named = format!("failed under seed {first_failing} (rerun it alone with CREW_TEST_SEED={first_failing})");
     assert!(text.contains(&named), "expected {named:?} in:\n{text}");
     assert!(text.contains("an update was lost"), "{text}");
     let seed = first_failing.to_string();
-    let (ok, text) = child("planted_race_checked_under_many_seeds", true, &[("CREW_TEST_SEED", &seed)]);
+    let (ok, text) = child("planted_race_checked_under_many_seeds", &[("CREW_TEST_SEED", &seed)]);
     assert!(!ok && text.contains(&named), "{text}");
     let seed = passing.to_string();
-    let (ok, text) = child("planted_race_checked_under_many_seeds", true, &[("CREW_TEST_SEED", &seed)]);
+    let (ok, text) = child("planted_race_checked_under_many_seeds", &[("CREW_TEST_SEED", &seed)]);
     assert!(ok, "seed {passing} alone should pass:\n{text}");
-    let (ok, text) = child("planted_race_checked_under_many_seeds", true, &[("CREW_TEST_SEED", "12x")]);
+    let (ok, text) = child("planted_race_checked_under_many_seeds", &[("CREW_TEST_SEED", "12x")]);
     assert!(!ok && text.contains("CREW_TEST_SEED=\"12x\" is invalid: expected a seed"), "{text}");
 }
 

@@ -86,7 +86,7 @@ const CHILD: &str = "CREW_SIGNAL_CHILD";
 
 #[test]
 fn a_signal_listened_for_once_no_longer_ends_the_process_after_the_future_is_dropped() {
-    if std::env::var_os(CHILD).is_some() {
+    if common::child::is_child(CHILD) {
         drop(signal::signal(Signal::Term));
         let witness = signal::signal(Signal::Pipe);
         raise("TERM"); // SIGTERM's default action would end the process here...
@@ -95,11 +95,7 @@ fn a_signal_listened_for_once_no_longer_ends_the_process_after_the_future_is_dro
         return;
     }
     let test = "a_signal_listened_for_once_no_longer_ends_the_process_after_the_future_is_dropped";
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .output()
-        .unwrap();
+    let output = common::child::child_command(CHILD, test).output().unwrap();
     let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success(), "the child ended with {:?}:\n{printed}", output.status);
     assert!(printed.contains("1 passed"), "the child ran the test:\n{printed}");
