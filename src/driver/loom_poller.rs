@@ -13,7 +13,7 @@ use crate::driver::waiting::Waiting;
 use crate::sync::{lock, Mutex};
 
 /// As the real driver's: how long a pool's monitor lets the driver go unturned.
-pub(crate) const MONITOR_TURN_GAP: Duration = Duration::from_millis(10);
+pub(crate) const MONITOR_TURN_GAP: Duration = Duration::from_millis(1);
 
 /// The fake driver (see the module docs).
 #[derive(Debug, Default)]
@@ -68,6 +68,17 @@ impl Driver {
             self.turn(None);
         }
         Some(Woken)
+    }
+
+    /// As the real driver's: a hand-on if the lock is free and a thread is listed.
+    pub(crate) fn hand_on_if_free(&self) {
+        if self.waiting.is_empty() {
+            return;
+        }
+        if let Ok(held) = self.poll.try_lock() {
+            drop(held);
+            self.waiting.hand_on();
+        }
     }
 
     /// Waits for a wake (no timeout), or takes a pending one (zero timeout: never waits).

@@ -65,11 +65,16 @@ outside_loom! {
 /// For a pool's monitor, at each of its looks while the pool is busy: turns the driver without
 /// blocking if it was made and nobody has turned it for [`MONITOR_TURN_GAP`](poller::MONITOR_TURN_GAP)
 /// (Go's `sysmon`), so that I/O and timers are served while every worker runs tasks and none
-/// reaches its tick.
+/// reaches its tick. Sooner than that, if nobody holds the driver while a thread waits for it
+/// on its parker, hands it on to that thread: a worker that left the driver to run a task
+/// does not hand it on (`park.rs`), and if that task blocks its thread, a worker parked
+/// meanwhile would otherwise sleep through the I/O until the gap is over.
 pub(crate) fn turn_if_forgotten() {
     if let Some(driver) = poller::driver_if_made() {
         if driver.since_last_turn() >= poller::MONITOR_TURN_GAP {
             driver.try_turn(Some(std::time::Duration::ZERO));
+        } else {
+            driver.hand_on_if_free();
         }
     }
 }

@@ -39,6 +39,12 @@ impl Waiting {
         self.len.store(threads.len(), Ordering::SeqCst);
     }
 
+    /// True if no thread is listed (a look without the lock, for a caller that only saves a
+    /// hand-on by it: a thread listed meanwhile is the next release's).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len.load(Ordering::SeqCst) == 0
+    }
+
     /// Wakes one listed thread: called once the driver's lock is released.
     pub(crate) fn hand_on(&self) {
         // Pairs with the fence in `list` (module docs).

@@ -31,7 +31,8 @@
 //!   busy it wakes once per sampling interval (half the smaller threshold it serves, at least
 //!   1 ms), and only shutdown wakes it earlier.
 //! - While busy, it also turns crew's I/O driver without blocking at a look that finds nobody
-//!   has turned it for `driver::MONITOR_TURN_GAP` (10 ms, Go's `sysmon`): a pool whose workers all
+//!   has turned it for `driver::MONITOR_TURN_GAP` (1 ms; Go's `sysmon` waits 10), and at any
+//!   other look hands it to a worker parked off it if nobody holds it: a pool whose workers all
 //!   run tasks still serves its sockets and timers. A pool without a monitor relies on its
 //!   workers' ticks (`reactor_turn.rs`).
 
