@@ -72,13 +72,7 @@ impl Driver {
 
     /// As the real driver's: a hand-on if the lock is free and a thread is listed.
     pub(crate) fn hand_on_if_free(&self) {
-        if self.waiting.is_empty() {
-            return;
-        }
-        if let Ok(held) = self.poll.try_lock() {
-            drop(held);
-            self.waiting.hand_on();
-        }
+        self.waiting.hand_on_if_free(&self.poll);
     }
 
     /// Waits for a wake (no timeout), or takes a pending one (zero timeout: never waits).

@@ -143,7 +143,7 @@ impl DrivingParker {
                     if std::mem::take(&mut drove) | std::mem::take(&mut listed) {
                         driver.waiting().hand_on();
                     }
-                    self.wait_for_workers();
+                    self.wait_off_driver(workers_turn_it);
                 }
                 Some(driver) if self.wait_in_driver(driver) => drove = true,
                 Some(driver) => {
@@ -158,7 +158,7 @@ impl DrivingParker {
                     }
                     driver.waiting().unlist(self.unparker.id());
                 }
-                None => self.wait_for_driver(),
+                None => self.wait_off_driver(|| driver_if_made().is_none()),
             }
         }
         // A plain thread leaving the driver hands it on; so does any thread that was listed and
@@ -193,36 +193,20 @@ impl DrivingParker {
         }
     }
 
-    /// Waits on the thread's own parker while worker loops turn the driver, until an unpark or
-    /// the last worker loop's end (`off_driver.rs`).
+    /// Waits on the thread's own parker, listed off the driver, while `still_off` (worker loops
+    /// turn the driver; the driver is not made), until an unpark or the change that lets it in
+    /// (`off_driver.rs`).
     #[cfg(not(loom))]
-    fn wait_for_workers(&self) {
-        let still_off = crate::driver::off_driver::workers_turn_it;
+    fn wait_off_driver(&self, still_off: impl FnOnce() -> bool) {
         crate::driver::off_driver::wait_off_driver(self.unparker.id(), &self.unparker.unparker, still_off, || {
             self.wait_on_parker()
         });
     }
 
-    /// Under loom no worker loop runs (`off_driver.rs` is left out), so no thread leaves the
-    /// driver to them: the plain wait, for the signature's sake.
+    /// Under loom no worker loop runs and each model makes its driver before its threads park
+    /// (`off_driver.rs` is left out): the plain wait.
     #[cfg(loom)]
-    fn wait_for_workers(&self) {
-        self.wait_on_parker();
-    }
-
-    /// Waits on the thread's own parker while the driver is not made, until an unpark or the
-    /// driver's making (`off_driver.rs`).
-    #[cfg(not(loom))]
-    fn wait_for_driver(&self) {
-        let still_off = || driver_if_made().is_none();
-        crate::driver::off_driver::wait_off_driver(self.unparker.id(), &self.unparker.unparker, still_off, || {
-            self.wait_on_parker()
-        });
-    }
-
-    /// Under loom, each model makes its driver before its threads park.
-    #[cfg(loom)]
-    fn wait_for_driver(&self) {
+    fn wait_off_driver(&self, _: impl FnOnce() -> bool) {
         self.wait_on_parker();
     }
 
@@ -238,14 +222,19 @@ impl DrivingParker {
 
 /// True if a thread parking as `role` leaves the driver to the pools' worker loops: a plain
 /// thread while any run (`off_driver.rs`).
-#[cfg(not(loom))]
 fn leaves_driver_to_workers(role: Role) -> bool {
-    role == Role::Thread && crate::driver::off_driver::workers_turn_it()
+    role == Role::Thread && workers_turn_it()
+}
+
+/// True while a pool's worker loop runs inside the driver (`off_driver.rs`).
+#[cfg(not(loom))]
+fn workers_turn_it() -> bool {
+    crate::driver::off_driver::workers_turn_it()
 }
 
 /// Under loom no worker loop runs: every thread may wait in the driver.
 #[cfg(loom)]
-fn leaves_driver_to_workers(_: Role) -> bool {
+fn workers_turn_it() -> bool {
     false
 }
 

@@ -216,13 +216,7 @@ impl Driver {
     /// Wakes a thread waiting for the driver on its parker if nobody holds the driver: the
     /// lock taken and released at once, then the hand-on that follows every release.
     pub(crate) fn hand_on_if_free(&self) {
-        if self.waiting.is_empty() {
-            return;
-        }
-        if let Ok(state) = self.poll.try_lock() {
-            drop(state);
-            self.waiting.hand_on();
-        }
+        self.waiting.hand_on_if_free(&self.poll);
     }
 
     /// The threads waiting for the driver (`park.rs`).

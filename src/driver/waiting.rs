@@ -39,10 +39,17 @@ impl Waiting {
         self.len.store(threads.len(), Ordering::SeqCst);
     }
 
-    /// True if no thread is listed (a look without the lock, for a caller that only saves a
-    /// hand-on by it: a thread listed meanwhile is the next release's).
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len.load(Ordering::SeqCst) == 0
+    /// Wakes one listed thread if nobody holds `poll`, the driver's lock: the lock taken and
+    /// released at once, then the hand-on that follows every release. With nobody listed (a
+    /// look without the list's lock: a thread listed meanwhile is the next release's), nothing.
+    pub(crate) fn hand_on_if_free<T>(&self, poll: &Mutex<T>) {
+        if self.len.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        if let Ok(held) = poll.try_lock() {
+            drop(held);
+            self.hand_on();
+        }
     }
 
     /// Wakes one listed thread: called once the driver's lock is released.

@@ -87,7 +87,6 @@ enum State {
 /// A job's batch: the iterator back (`None` once it ended) and the entries it read.
 type Read = (Option<std::fs::ReadDir>, VecDeque<io::Result<DirEntry>>);
 
-
 impl ReadDir {
     /// The next entry, or `None` after the last.
     ///
