@@ -32,7 +32,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use super::listener::sealed::SharedSocket;
-use super::watch::{Direction, Protocol, Waits, Watch, PROBE_CHUNK};
+use super::watch::{Direction, Waits, Watch, PROBE_CHUNK};
 use crate::time::Sleep;
 
 /// The peer of one connection, as its driving task watches it.
@@ -66,8 +66,7 @@ impl<T: SharedSocket> Peer<T> {
     }
 
     fn poll_probe(&mut self, cx: &mut Context<'_>, watch: &Watch, waits: Waits) -> Poll<io::Error> {
-        let busy_and_unread =
-            watch.protocol() == Protocol::Http1 && watch.in_flight() > 0 && waits.read_since.is_none();
+        let busy_and_unread = watch.reads_count() && waits.read_since.is_none();
         if !busy_and_unread || watch.has_stash() {
             return Poll::Pending;
         }
@@ -121,8 +120,7 @@ impl<T: SharedSocket> Peer<T> {
 /// The current stall, if hyper waits on the peer: since when, and in which direction (the
 /// earlier of the two if both wait).
 fn stall(watch: &Watch, waits: Waits) -> Option<(Instant, Direction)> {
-    let reads_count = watch.protocol() == Protocol::Http1 && watch.in_flight() > 0;
-    let read = waits.read_since.filter(|_| reads_count).map(|since| (since, Direction::Read));
+    let read = waits.read_since.filter(|_| watch.reads_count()).map(|since| (since, Direction::Read));
     let write = waits.write_since.map(|since| (since, Direction::Write));
     match (read, write) {
         (Some(read), Some(write)) => Some(if read.0 <= write.0 { read } else { write }),
@@ -132,6 +130,7 @@ fn stall(watch: &Watch, waits: Waits) -> Option<(Instant, Direction)> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::watch::Protocol;
     use super::*;
 
     fn waits(read: Option<Instant>, write: Option<Instant>) -> Waits {

@@ -18,6 +18,12 @@
 //!   error); a round of the driving task (one poll of the connection) in which hyper did not
 //!   read (or write) at all ends that wait too, since hyper has stopped asking. The reads of
 //!   the driving task's own [probe](super::connection) are not hyper's and count for nothing.
+//! - A wait is kept as bits, which hyper's calls set and clear without a lock or a clock read
+//!   (they run several times per request). Its start is read from the clock at the end of the
+//!   first round in which it **counts** as a stall ([`Watch::reads_count`]: a write always, a
+//!   read on HTTP/1 with a request in flight), and kept until the wait ends: so the wait of an
+//!   idle keep-alive connection's read, the steady state of a busy server, never reads the
+//!   clock, and a read's wait that began while idle counts from the round a request came in.
 //! - The **stash** holds the bytes of at most one read of the probe's (at most
 //!   [`PROBE_CHUNK`]), made while hyper did not read; hyper's next reads get them before any
 //!   byte of the socket's, so no byte is lost or reordered. It is empty (and holds no memory)
@@ -45,8 +51,10 @@ pub(super) struct Watch {
     in_flight: AtomicUsize,
     /// HTTP/1 responses whose body has ended and that wait for the next flush to leave flight.
     unflushed: AtomicUsize,
-    /// hyper's waits on the peer.
-    waits: Mutex<Waits>,
+    /// hyper's waits on the peer, as `WAIT_*` bits: see the module docs.
+    waits: AtomicU8,
+    /// When each counting wait began (read, write): meaningful while its `stamped` bit is set.
+    since: Mutex<(Option<Instant>, Option<Instant>)>,
     /// Bytes the probe read, and how many of them hyper has taken: see the module docs.
     stash: Mutex<(Vec<u8>, usize)>,
     /// Whether `stash` holds bytes hyper has not taken.
@@ -56,14 +64,35 @@ pub(super) struct Watch {
 /// The most the probe reads at once: hyper's first read buffer's size.
 pub(super) const PROBE_CHUNK: usize = 8 * 1024;
 
-/// Since when hyper's reads and writes have waited on the peer, and whether hyper read and
-/// wrote in the current round.
+/// Since when hyper's reads and writes have waited on the peer, each only where the wait counts
+/// as a stall (see the module docs), and whether hyper read and wrote in the current round.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Waits {
     pub(super) read_since: Option<Instant>,
     pub(super) write_since: Option<Instant>,
     pub(super) read_polled: bool,
     pub(super) write_polled: bool,
+}
+
+/// `Watch::waits`' bits for one direction: hyper called in this round, it waits on the peer,
+/// and the wait's start is in `Watch::since`.
+#[derive(Clone, Copy)]
+struct WaitBits {
+    polled: u8,
+    waiting: u8,
+    stamped: u8,
+}
+
+const READ_BITS: WaitBits = WaitBits { polled: 1, waiting: 1 << 1, stamped: 1 << 2 };
+const WRITE_BITS: WaitBits = WaitBits { polled: 1 << 3, waiting: 1 << 4, stamped: 1 << 5 };
+
+impl Direction {
+    fn bits(self) -> WaitBits {
+        match self {
+            Direction::Read => READ_BITS,
+            Direction::Write => WRITE_BITS,
+        }
+    }
 }
 
 /// One direction of the socket.
@@ -126,45 +155,75 @@ impl Watch {
         self.in_flight.store(streams, Ordering::Relaxed);
     }
 
-    fn waits(&self) -> std::sync::MutexGuard<'_, Waits> {
-        // Nothing panics while it is held.
-        self.waits.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Whether a read of hyper's that waits is a stall: on HTTP/1 with a request in flight (see
+    /// [`peer`](super::peer)).
+    pub(super) fn reads_count(&self) -> bool {
+        self.protocol() == Protocol::Http1 && self.in_flight() > 0
+    }
+
+    /// Sets the wait bits to `bits`. Relaxed, and a load and a store rather than a
+    /// read-modify-write: only the driving task changes them (module docs).
+    fn set_waits(&self, bits: u8) {
+        self.waits.store(bits, Ordering::Relaxed);
     }
 
     /// One of hyper's calls in `direction` returned: `Pending` (`waiting`) or `Ready`.
     pub(super) fn polled(&self, direction: Direction, waiting: bool) {
-        let mut guard = self.waits();
-        let waits = &mut *guard;
-        let (since, polled) = match direction {
-            Direction::Read => (&mut waits.read_since, &mut waits.read_polled),
-            Direction::Write => (&mut waits.write_since, &mut waits.write_polled),
-        };
-        *polled = true;
-        if !waiting {
-            *since = None;
-        } else if since.is_none() {
-            *since = Some(crate::time::now());
+        let WaitBits { polled, waiting: wait, stamped } = direction.bits();
+        let before = self.waits.load(Ordering::Relaxed);
+        let after = if waiting { before | polled | wait } else { (before | polled) & !(wait | stamped) };
+        if after != before {
+            self.set_waits(after);
         }
     }
 
     /// The driving task is about to poll the connection.
     pub(super) fn round_begins(&self) {
-        let mut waits = self.waits();
-        waits.read_polled = false;
-        waits.write_polled = false;
+        let before = self.waits.load(Ordering::Relaxed);
+        let after = before & !(READ_BITS.polled | WRITE_BITS.polled);
+        if after != before {
+            self.set_waits(after);
+        }
     }
 
-    /// The poll of the connection returned `Pending`: its waits on the peer, those in a
-    /// direction hyper did not touch in the round ended.
+    /// The poll of the connection returned `Pending`: its waits on the peer that count as
+    /// stalls, those in a direction hyper did not touch in the round ended; a counting wait's
+    /// start is read from the clock now if it was not yet.
     pub(super) fn round_ended(&self) -> Waits {
-        let mut waits = self.waits();
-        if !waits.read_polled {
-            waits.read_since = None;
+        let mut bits = self.waits.load(Ordering::Relaxed);
+        for WaitBits { polled, waiting, stamped } in [READ_BITS, WRITE_BITS] {
+            if bits & polled == 0 {
+                bits &= !(waiting | stamped);
+            }
         }
-        if !waits.write_polled {
-            waits.write_since = None;
+        let read_counts = bits & READ_BITS.waiting != 0 && self.reads_count();
+        let write_counts = bits & WRITE_BITS.waiting != 0;
+        let mut waits = Waits {
+            read_polled: bits & READ_BITS.polled != 0,
+            write_polled: bits & WRITE_BITS.polled != 0,
+            ..Waits::default()
+        };
+        if read_counts || write_counts {
+            // Nothing panics while it is held.
+            let mut since = self.since.lock().unwrap_or_else(PoisonError::into_inner);
+            let stamp_read = read_counts && bits & READ_BITS.stamped == 0;
+            let stamp_write = write_counts && bits & WRITE_BITS.stamped == 0;
+            if stamp_read || stamp_write {
+                let now = Some(crate::time::now());
+                if stamp_read {
+                    since.0 = now;
+                    bits |= READ_BITS.stamped;
+                }
+                if stamp_write {
+                    since.1 = now;
+                    bits |= WRITE_BITS.stamped;
+                }
+            }
+            waits.read_since = since.0.filter(|_| read_counts);
+            waits.write_since = since.1.filter(|_| write_counts);
         }
-        *waits
+        self.set_waits(bits);
+        waits
     }
 
     /// Keeps `bytes`, which the probe read (the stash is empty), for hyper's next reads.
@@ -237,7 +296,18 @@ mod tests {
         assert_eq!(watch.round_ended().write_since, None, "a write went through");
         watch.round_begins();
         watch.polled(Direction::Read, true);
-        assert!(watch.round_ended().read_since.is_some());
+        assert_eq!(watch.round_ended().read_since, None, "no protocol yet: a read's wait is no stall");
+        watch.told(Protocol::Http1);
+        watch.round_begins();
+        watch.polled(Direction::Read, true);
+        assert_eq!(watch.round_ended().read_since, None, "idle: a read's wait is no stall");
+        let _request = watch.request_began().unwrap();
+        watch.round_begins();
+        watch.polled(Direction::Read, true);
+        let began = watch.round_ended().read_since.expect("a request is in flight: the same wait counts now");
+        watch.round_begins();
+        watch.polled(Direction::Read, true);
+        assert_eq!(watch.round_ended().read_since, Some(began), "still the same wait");
         watch.round_begins();
         assert_eq!(watch.round_ended(), Waits::default(), "hyper stopped reading");
     }
