@@ -138,6 +138,9 @@ pub(crate) struct Config {
     /// How long a searcher that found nothing sweeps again before it parks (zero under loom,
     /// which has no clock, and by default under miri).
     pub(crate) spin_before_park: Duration,
+    /// The spin was set on the builder: it applies while the driver has sources registered too
+    /// (a default one does not: `scheduler/cores/search.rs`).
+    pub(crate) spin_despite_io: bool,
     /// Whether the pool's timers read a paused clock (`clock.rs`); always true with a seed.
     pub(crate) start_paused: bool,
     /// The seed of a seeded pool's picks: one worker, no monitor, no reactor (`Builder::seed`).
@@ -376,6 +379,13 @@ impl Builder {
     /// pool whose work ran out spins once per worker, then sleeps. `Duration::ZERO` parks at
     /// once, as tokio does.
     ///
+    /// Set here, the spin applies whatever the pool runs. Left unset, the default
+    /// ([`DEFAULT_SPIN_BEFORE_PARK`](crate::config::DEFAULT_SPIN_BEFORE_PARK)) is skipped while
+    /// crew's I/O driver has any socket or fd registered in the process: a service's next work
+    /// comes through the driver, whose holder the kernel wakes, and a spinner only takes CPU
+    /// from the threads that send it that work (`docs/performance-notes.md`, "The spin before
+    /// parking").
+    ///
     /// # Examples
     ///
     /// ```
@@ -596,6 +606,7 @@ impl Builder {
             on_slow_poll: self.on_slow_poll,
             task_dump,
             spin_before_park: if cfg!(loom) { Duration::ZERO } else { spin_before_park },
+            spin_despite_io: self.spin_before_park.is_some(),
             start_paused: self.seed.is_some() || self.start_paused.unwrap_or(false),
             seed: self.seed,
             hooks: self.hooks,

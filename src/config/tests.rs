@@ -44,6 +44,9 @@ fn a_pool_with_more_workers_than_cpus_parks_without_spinning_unless_told() {
     let spin = Duration::from_micros(5);
     let config = Builder::new().workers(available + 1).spin_before_park(spin).check(Env::none()).unwrap();
     assert_eq!(config.spin_before_park, spin, "a spin set on the builder is kept");
+    assert!(config.spin_despite_io, "and applies while the driver has sources");
+    let config = Builder::new().workers(available).check(Env::none()).unwrap();
+    assert!(!config.spin_despite_io, "a default spin is skipped while the driver has sources");
 }
 
 #[test]

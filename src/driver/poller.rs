@@ -180,6 +180,11 @@ impl Driver {
         io.set_readiness(Ready::SHUTDOWN);
     }
 
+    /// Whether any socket or fd is registered (a hint: `sources.rs`).
+    pub(crate) fn has_sources(&self) -> bool {
+        self.sources.any()
+    }
+
     /// Turns the driver if no other thread holds it: waits for events up to `timeout` (`None`:
     /// until one comes or [`unpark`](Driver::unpark)), then wakes their waiters. False if
     /// another thread holds it (nothing done).

@@ -12,11 +12,14 @@
 //!   no source ever gets one.
 //! - The lock is held for a lookup batch (one per turn), an add or a removal: no user code, no
 //!   syscall, no waker runs under it.
+//! - `registered` mirrors the slab's count of live sources, stored under the lock after each
+//!   add and removal, for [`Sources::any`]: a hint read without the lock (a worker deciding
+//!   whether to spin before it parks), never part of a hand-over.
 
 use std::sync::Arc;
 
 use crate::driver::scheduled_io::ScheduledIo;
-use crate::sync::{lock, Mutex};
+use crate::sync::{lock, AtomicUsize, Mutex, Ordering};
 
 /// Bits of a token that index the slab: 2^24 sources at once.
 pub(crate) const INDEX_BITS: u32 = 24;
@@ -33,6 +36,8 @@ pub(crate) const MAX_SOURCE_TOKEN: usize = usize::MAX - 16;
 #[derive(Debug, Default)]
 pub(crate) struct Sources {
     slab: Mutex<Slab>,
+    /// The slab's `live`, for a look without the lock (see the module docs).
+    registered: AtomicUsize,
 }
 
 #[derive(Debug, Default)]
@@ -72,6 +77,8 @@ impl Sources {
         slot.io = Some(io.clone());
         let token = (slot.generation << INDEX_BITS) | index;
         slab.live += 1;
+        // Relaxed: a hint (module docs).
+        self.registered.store(slab.live, Ordering::Relaxed);
         debug_assert!(token <= MAX_SOURCE_TOKEN);
         Ok((token, io))
     }
@@ -87,6 +94,8 @@ impl Sources {
                     let io = slot.io.take();
                     slab.free.push(index);
                     slab.live -= 1;
+                    // Relaxed: a hint (module docs).
+                    self.registered.store(slab.live, Ordering::Relaxed);
                     io
                 }
                 _ => None,
@@ -118,6 +127,12 @@ impl Sources {
     /// How many sources are registered.
     pub(crate) fn len(&self) -> usize {
         lock(&self.slab).live
+    }
+
+    /// Whether any source is registered, as of a recent add or removal (a hint, without the lock).
+    pub(crate) fn any(&self) -> bool {
+        // Relaxed: a hint (module docs).
+        self.registered.load(Ordering::Relaxed) > 0
     }
 }
 

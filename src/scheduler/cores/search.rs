@@ -13,7 +13,12 @@
 //!   searcher whose work another took) parks again at once. Searchers are capped at half the
 //!   workers (rounded up); one searcher at a time spins (the others park, and parked workers
 //!   woken one at a time take the injector's tasks in batches, where spinners would take them
-//!   one at a time); a pool whose work ran out spins once per worker, then sleeps.
+//!   one at a time); a pool whose work ran out spins once per worker, then sleeps. A default
+//!   spin (not set on the builder) is skipped while the driver has a socket or fd registered
+//!   (`driver::has_io_sources`, a hint): then the next work mostly comes through the driver,
+//!   whose holder the kernel wakes, and a spinner only takes CPU from the threads that send it
+//!   (tokio's workers never spin; measured in `docs/performance-notes.md`). Skipping is always
+//!   safe: the searcher parks as after any fruitless search.
 //! - A searcher steals from other workers' deques (a batch: half of the deque, at most 32
 //!   tasks, crossbeam-deque's cap), the injector (its fair share: `Core::steal_injector`), and,
 //!   as a last resort, the older half of another worker's deferred list. It never touches
@@ -79,6 +84,9 @@ impl Core {
         if !std::mem::replace(&mut self.spin_armed, false) || spin.is_zero() || shared.is_shutdown() {
             return None;
         }
+        if !shared.config.spin_despite_io && crate::driver::has_io_sources() {
+            return None;
+        }
         // Relaxed: a throttle, not part of any hand-over; a searcher that does not spin parks
         // as after any fruitless search, which the no-lost-wakeup proof already covers.
         if shared.spinning.swap(true, Ordering::Relaxed) {
@@ -142,5 +150,35 @@ impl Core {
             return self.local.pop();
         }
         None
+    }
+}
+
+#[cfg(all(test, not(miri)))]
+mod tests {
+    use std::time::Duration;
+
+    use crate::scheduler::cores::shared::{PoolKind, Shared};
+
+    /// Whether a searcher of a 2-worker pool built from `builder` (its loops never started),
+    /// armed to spin and finding nothing, sweeps again before it parks: a spin sweeps at least
+    /// once more (the deadline is looked at after each sweep).
+    fn spins(builder: crate::Builder) -> bool {
+        let config = builder.workers(2).check(crate::config::Env::none()).unwrap();
+        let (shared, mut cores) = Shared::new(config, PoolKind::Private);
+        let core = &mut cores[0];
+        core.spin_armed = true;
+        let found = core.spin_steal(&shared);
+        assert!(found.is_none(), "nothing was queued");
+        shared.counters[core.index].steal_attempts.get() > 0
+    }
+
+    #[test]
+    fn a_default_spin_is_skipped_while_the_driver_has_a_source_and_a_set_one_is_not() {
+        // Registered on the process's driver for the whole test, whatever other tests do.
+        let _socket = crate::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let spin = Duration::from_micros(20);
+        // (Where the process may use one CPU only, two workers get no default spin at all.)
+        assert!(!spins(crate::Builder::new()), "a default spin with a socket registered");
+        assert!(spins(crate::Builder::new().spin_before_park(spin)), "a spin set on the builder");
     }
 }
