@@ -51,7 +51,7 @@ pub(super) struct Watch {
     in_flight: AtomicUsize,
     /// HTTP/1 responses whose body has ended and that wait for the next flush to leave flight.
     unflushed: AtomicUsize,
-    /// hyper's waits on the peer, as `WAIT_*` bits: see the module docs.
+    /// hyper's waits on the peer, as bits (`READ_BITS`, `WRITE_BITS`): see the module docs.
     waits: AtomicU8,
     /// When each counting wait began (read, write): meaningful while its `stamped` bit is set.
     since: Mutex<(Option<Instant>, Option<Instant>)>,

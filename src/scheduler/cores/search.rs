@@ -153,6 +153,7 @@ impl Core {
     }
 }
 
+// Not under miri: its isolation has no sockets, and no default spin.
 #[cfg(all(test, not(miri)))]
 mod tests {
     use std::time::Duration;
