@@ -380,11 +380,10 @@ impl Builder {
     /// once, as tokio does.
     ///
     /// Set here, the spin applies whatever the pool runs. Left unset, the default
-    /// ([`DEFAULT_SPIN_BEFORE_PARK`](crate::config::DEFAULT_SPIN_BEFORE_PARK)) is skipped while
-    /// crew's I/O driver has any socket or fd registered in the process: a service's next work
-    /// comes through the driver, whose holder the kernel wakes, and a spinner only takes CPU
-    /// from the threads that send it that work (`docs/performance-notes.md`, "The spin before
-    /// parking").
+    /// ([`DEFAULT_SPIN_BEFORE_PARK`]) is skipped while crew's I/O driver has any socket or fd
+    /// registered in the process: a service's next work comes through the driver, whose holder
+    /// the kernel wakes, and a spinner only takes CPU from the threads that send it that work
+    /// (`docs/performance-notes.md`, "The spin before parking").
     ///
     /// # Examples
     ///
