@@ -12,9 +12,9 @@
 //!   no source ever gets one.
 //! - The lock is held for a lookup batch (one per turn), an add or a removal: no user code, no
 //!   syscall, no waker runs under it.
-//! - `registered` mirrors the slab's count of live sources, stored under the lock after each
-//!   add and removal, for [`Sources::any`]: a hint read without the lock (a worker deciding
-//!   whether to spin before it parks), never part of a hand-over.
+//! - `registered` counts the live sources: changed only under the lock (by an add or a
+//!   removal), read without it by [`Sources::any`] and [`Sources::len`], a hint (a worker
+//!   deciding whether to spin before it parks, the driver's `Debug`), never part of a hand-over.
 
 use std::sync::Arc;
 
@@ -36,7 +36,7 @@ pub(crate) const MAX_SOURCE_TOKEN: usize = usize::MAX - 16;
 #[derive(Debug, Default)]
 pub(crate) struct Sources {
     slab: Mutex<Slab>,
-    /// The slab's `live`, for a look without the lock (see the module docs).
+    /// How many sources are registered (see the module docs).
     registered: AtomicUsize,
 }
 
@@ -45,7 +45,6 @@ struct Slab {
     slots: Vec<Slot>,
     /// Vacant slots, to reuse first.
     free: Vec<usize>,
-    live: usize,
 }
 
 #[derive(Debug)]
@@ -76,9 +75,8 @@ impl Sources {
         let slot = &mut slab.slots[index];
         slot.io = Some(io.clone());
         let token = (slot.generation << INDEX_BITS) | index;
-        slab.live += 1;
-        // Relaxed: a hint (module docs).
-        self.registered.store(slab.live, Ordering::Relaxed);
+        // Relaxed: changed under the lock, read as a hint (module docs).
+        self.registered.fetch_add(1, Ordering::Relaxed);
         debug_assert!(token <= MAX_SOURCE_TOKEN);
         Ok((token, io))
     }
@@ -93,9 +91,8 @@ impl Sources {
                     slot.generation = (slot.generation + 1) % GENERATIONS;
                     let io = slot.io.take();
                     slab.free.push(index);
-                    slab.live -= 1;
-                    // Relaxed: a hint (module docs).
-                    self.registered.store(slab.live, Ordering::Relaxed);
+                    // Relaxed: changed under the lock, read as a hint (module docs).
+                    self.registered.fetch_sub(1, Ordering::Relaxed);
                     io
                 }
                 _ => None,
@@ -124,15 +121,15 @@ impl Sources {
         self.with_lookup(|lookup| lookup(token))
     }
 
-    /// How many sources are registered.
+    /// How many sources are registered, as of a recent add or removal.
     pub(crate) fn len(&self) -> usize {
-        lock(&self.slab).live
+        // Relaxed: a hint (module docs).
+        self.registered.load(Ordering::Relaxed)
     }
 
     /// Whether any source is registered, as of a recent add or removal (a hint, without the lock).
     pub(crate) fn any(&self) -> bool {
-        // Relaxed: a hint (module docs).
-        self.registered.load(Ordering::Relaxed) > 0
+        self.len() > 0
     }
 }
 
