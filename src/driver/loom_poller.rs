@@ -70,6 +70,11 @@ impl Driver {
         Some(Woken)
     }
 
+    /// As the real driver's: the fake driver registers no sources.
+    pub(crate) fn has_sources(&self) -> bool {
+        false
+    }
+
     /// As the real driver's: a hand-on if the lock is free and a thread is listed.
     pub(crate) fn hand_on_if_free(&self) {
         self.waiting.hand_on_if_free(&self.poll);

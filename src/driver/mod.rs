@@ -81,15 +81,8 @@ pub(crate) fn turn_if_forgotten() {
 
 /// Whether the process's driver has a socket or fd registered (a hint): a pool's default spin
 /// before parking is skipped then (`scheduler/cores/search.rs`).
-#[cfg(not(loom))]
 pub(crate) fn has_io_sources() -> bool {
     poller::driver_if_made().is_some_and(|driver| driver.has_sources())
-}
-
-/// Under loom no source is ever registered.
-#[cfg(loom)]
-pub(crate) fn has_io_sources() -> bool {
-    false
 }
 
 /// For a seeded pool's worker whose ready list ran dry, before it parks: turns the driver
