@@ -282,34 +282,30 @@ mod tests {
         assert_eq!(watch.in_flight(), 0);
     }
 
+    /// One round of the driving task in which hyper made `calls` (direction, `Pending`?).
+    fn round(watch: &Watch, calls: &[(Direction, bool)]) -> Waits {
+        watch.round_begins();
+        for &(direction, waiting) in calls {
+            watch.polled(direction, waiting);
+        }
+        watch.round_ended()
+    }
+
     #[test]
     fn a_wait_runs_from_the_first_pending_to_a_ready_or_a_round_without_a_call() {
+        use Direction::{Read, Write};
         let watch = Watch::new();
-        watch.round_begins();
-        watch.polled(Direction::Write, true);
-        let began = watch.round_ended().write_since.expect("a write is pending");
-        watch.round_begins();
-        watch.polled(Direction::Write, true);
-        assert_eq!(watch.round_ended().write_since, Some(began), "still the same wait");
-        watch.round_begins();
-        watch.polled(Direction::Write, false);
-        assert_eq!(watch.round_ended().write_since, None, "a write went through");
-        watch.round_begins();
-        watch.polled(Direction::Read, true);
-        assert_eq!(watch.round_ended().read_since, None, "no protocol yet: a read's wait is no stall");
+        let began = round(&watch, &[(Write, true)]).write_since.expect("a write is pending");
+        assert_eq!(round(&watch, &[(Write, true)]).write_since, Some(began), "still the same wait");
+        assert_eq!(round(&watch, &[(Write, false)]).write_since, None, "a write went through");
+        assert_eq!(round(&watch, &[(Read, true)]).read_since, None, "no protocol yet: a read's wait is no stall");
         watch.told(Protocol::Http1);
-        watch.round_begins();
-        watch.polled(Direction::Read, true);
-        assert_eq!(watch.round_ended().read_since, None, "idle: a read's wait is no stall");
+        assert_eq!(round(&watch, &[(Read, true)]).read_since, None, "idle: a read's wait is no stall");
         let _request = watch.request_began().unwrap();
-        watch.round_begins();
-        watch.polled(Direction::Read, true);
-        let began = watch.round_ended().read_since.expect("a request is in flight: the same wait counts now");
-        watch.round_begins();
-        watch.polled(Direction::Read, true);
-        assert_eq!(watch.round_ended().read_since, Some(began), "still the same wait");
-        watch.round_begins();
-        assert_eq!(watch.round_ended(), Waits::default(), "hyper stopped reading");
+        let began =
+            round(&watch, &[(Read, true)]).read_since.expect("a request is in flight: the same wait counts now");
+        assert_eq!(round(&watch, &[(Read, true)]).read_since, Some(began), "still the same wait");
+        assert_eq!(round(&watch, &[]), Waits::default(), "hyper stopped reading");
     }
 
     #[test]
