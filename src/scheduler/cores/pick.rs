@@ -46,12 +46,19 @@ impl Core {
             self.until_interval = GLOBAL_QUEUE_INTERVAL;
             self.reactor_turn.interval_reached();
             // Fairness: yielded tasks wait at most this long behind a stream of new work, and
-            // in the deque other workers may take them.
-            if self.flush_deferred(shared) {
+            // in the deque other workers may take them. One task flushed into an empty deque,
+            // with nothing else queued, is popped below, unless the inbox's task comes first:
+            // announced only then.
+            let flushed = self.flush_deferred(shared);
+            self.release_local_yielded();
+            let unannounced = flushed && self.nothing_queued_but(1);
+            if flushed && !unannounced {
                 self.announce_deque(shared);
             }
-            self.release_local_yielded();
             if let Some(runnable) = self.take_inbox(shared) {
+                if unannounced {
+                    self.announce_deque(shared);
+                }
                 self.turn.lifo_polls = 0;
                 return Some(runnable);
             }

@@ -9,8 +9,9 @@
 //!   outnumber cores while some are blocked in `block_on`, never the other way round.
 //! - [`Shared::schedule`] puts a task in the scheduling worker's own core when that thread runs
 //!   a worker of this pool, else in the injector; a push onto a shared queue ends with
-//!   `Sleepers::notify_one`, a push into a LIFO slot with `Sleepers::notify_private` (see
-//!   `sleep/README.md` for why no wakeup is lost).
+//!   `Sleepers::notify_one` (but a yield its worker runs next, `Pushed::DeferredNext`), a push
+//!   into a LIFO slot with `Sleepers::notify_private` (see `sleep/README.md` for why no wakeup
+//!   is lost).
 //! - No task is ever dropped inside `schedule`, that is inside someone's `wake()`: dropping a
 //!   task drops its future, whose destructor may wake other tasks or take locks that the waker's
 //!   caller holds (event-listener wakes under its list lock), so a drop there can deadlock the
@@ -417,6 +418,9 @@ impl Shared {
             // worker. If another thread's notify picked it first, its token is on the way and
             // the task is in its queues all the same.
             Pushed::OwnParkedCore(_) => {}
+            // A yield into the deferred list of a worker with nothing else queued: it runs next
+            // there, and that worker never parks with its deferred list full.
+            Pushed::DeferredNext(_) => {}
         }
     }
 

@@ -19,7 +19,9 @@
 //! - A worker never parks with a task in its LIFO slot, deque, deferred list, inbox or its
 //!   thread's local queue.
 //! - Every task that enters a deque or a deferred list is announced with `notify_one`, unless its
-//!   worker pops it at once; every push into the LIFO slot with `notify_private`.
+//!   worker pops it at once, or it is a task woken while it ran that its worker runs next (no
+//!   other task queued there: `Core::nothing_queued_but`); every push into the LIFO slot with
+//!   `notify_private`.
 
 use crate::identity::{Activity, TaskInfo};
 use crate::scheduler::cores::lifo::LifoOwner;
@@ -156,6 +158,10 @@ pub(in crate::scheduler) enum Pushed {
     Stealable(usize),
     /// Into the LIFO slot of a running worker, core `.0`: only it (or the watcher) takes it.
     Lifo(usize),
+    /// A task woken while it ran, into the deferred list of its running worker, core `.0`, with
+    /// nothing else queued there: that worker takes it next (`Core::nothing_queued_but`), so
+    /// nobody is woken for it. Searchers may still take it.
+    DeferredNext(usize),
     /// Into this core, which is parked: its thread runs the reactor, whose wake this is. The
     /// worker should wake itself.
     OwnParkedCore(usize),
@@ -398,6 +404,9 @@ impl Core {
         woken_while_running: bool,
     ) -> Pushed {
         let stealable = self.push_task(shared, runnable, woken_while_running);
+        // A yield with nothing queued ahead of it on this worker: taken back next.
+        let runs_next =
+            woken_while_running && (planted_bug!("hidden_yield_ignores_queue") || self.nothing_queued_but(0));
         match (self.parked, stealable) {
             (true, _) => {
                 // The first push of the turn takes this core off the list (the lock once per
@@ -407,9 +416,24 @@ impl Core {
                 }
                 Pushed::OwnParkedCore(self.index)
             }
+            (false, true) if runs_next => Pushed::DeferredNext(self.index),
             (false, true) => Pushed::Stealable(self.index),
             (false, false) => Pushed::Lifo(self.index),
         }
+    }
+
+    /// Whether nothing is queued on this worker but `in_deque` tasks in its deque: its LIFO slot
+    /// and (by the hint) its thread's local queue are empty. A task that yields then (with none
+    /// in the deque), or is the only one flushed from the deferred list into an empty deque at a
+    /// fairness tick (`pick.rs`), runs next on this worker (after a reactor turn, or a task
+    /// pushed from outside meanwhile, whose push woke a searcher of its own), so no other worker
+    /// is woken for it, as tokio's yielded task wakes none. With work queued ahead of it, an
+    /// idle worker is woken to take some, so that a yielder is not held behind a task that
+    /// blocks the worker. (A task joining ready handles woke the other worker at every budget
+    /// yield: BENCHMARKS.md, "What the cooperative budget costs".)
+    #[inline]
+    pub(in crate::scheduler) fn nothing_queued_but(&self, in_deque: usize) -> bool {
+        self.local.len() == in_deque && !self.remote.has_lifo_task() && !self.has_local_task_hint()
     }
 
     /// `push`'s move. Returns true if a task entered a queue that searchers steal from (the
@@ -535,6 +559,65 @@ impl Drop for Core {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scheduler::cores::shared::PoolKind;
+    use crate::scheduler::cores::task::TaskMeta;
+
+    /// A pending task of no pool, and its handle (kept, so that dropping the runnable does
+    /// not end it).
+    fn pending() -> (Runnable, async_task::Task<(), TaskMeta<Shared>>) {
+        let meta = TaskMeta::new(TaskInfo::new(None, std::panic::Location::caller()), None);
+        let (raw, task) = async_task::Builder::new().metadata(meta).spawn(|_| std::future::pending::<()>(), |_| {});
+        (Runnable::new(raw), task)
+    }
+
+    #[test]
+    fn a_yield_wakes_another_worker_only_when_work_is_queued_ahead_of_it() {
+        let config = crate::Builder::new().workers(2).check(crate::config::Env::none()).unwrap();
+        let (shared, mut cores) = Shared::new(config, PoolKind::Private);
+        let core = &mut cores[0];
+        let (yielder, _yielder_task) = pending();
+        assert_eq!(core.push(&shared, yielder, true), Pushed::DeferredNext(0), "nothing queued: it runs next");
+        let (spawned, _spawned_task) = pending();
+        assert_eq!(core.push(&shared, spawned, false), Pushed::Lifo(0), "a spawn into the empty slot");
+        let (yielder, _yielder_task) = pending();
+        assert_eq!(core.push(&shared, yielder, true), Pushed::Stealable(0), "behind the slot's task");
+        let (spawned, _spawned_task) = pending();
+        assert_eq!(core.push(&shared, spawned, false), Pushed::Stealable(0), "the slot's task into the deque");
+        drop(core.take_lifo());
+        let (yielder, _yielder_task) = pending();
+        assert_eq!(core.push(&shared, yielder, true), Pushed::Stealable(0), "behind the deque's task");
+        drop(core.local.pop());
+        let (yielder, _yielder_task) = pending();
+        assert_eq!(core.push(&shared, yielder, true), Pushed::DeferredNext(0), "with the others in the deferred list");
+        assert_eq!(shared.remotes[0].deferred.lock().len(), 4, "every yield was queued");
+    }
+
+    /// Core 0 at its fairness tick with one yielded task (and, if `queued_ahead`, a task in its
+    /// deque), core 1 parked: whether core 0 woke core 1, and whether the task it picked was
+    /// the yielder.
+    fn fairness_tick(queued_ahead: bool) -> (bool, bool) {
+        let config = crate::Builder::new().workers(2).check(crate::config::Env::none()).unwrap();
+        let (shared, mut cores) = Shared::new(config, PoolKind::Private);
+        let (zero, one) = cores.split_at_mut(1);
+        let (zero, one) = (&mut zero[0], &mut one[0]);
+        assert!(one.prepare_park(&shared), "core 1 parks: nothing is queued");
+        let (ahead, _ahead_task) = pending();
+        if queued_ahead {
+            zero.local.push(ahead);
+        }
+        let (yielder, yielder_task) = pending();
+        zero.push(&shared, yielder, true);
+        zero.until_interval = 1;
+        let picked = zero.next_local(&shared).expect("a task is queued");
+        let picked_yielder = picked.metadata().info().id() == yielder_task.metadata().info().id();
+        (shared.counters[0].notifies.get() > 0, picked_yielder)
+    }
+
+    #[test]
+    fn a_yield_alone_at_the_fairness_tick_wakes_nobody_and_runs_next() {
+        assert_eq!(fairness_tick(false), (false, true), "alone: run at once, nobody woken");
+        assert_eq!(fairness_tick(true), (true, false), "behind a task: the other worker is woken");
+    }
 
     #[test]
     fn boxed_cores_never_share_a_cache_line() {
