@@ -603,7 +603,8 @@ fn accept_errors_under_a_low_fd_limit_back_off_are_reported_once_and_serving_goe
     }
     // The shell's `ulimit` lowers the limit for the child alone (no `unsafe` setrlimit here).
     let wrapper = ["sh", "-c", "ulimit -n 256 && exec \"$0\" \"$@\""];
-    let output = common::child::child_command_under(&wrapper, FD_LIMIT_CHILD, FD_LIMIT_TEST).output().unwrap();
+    let command = common::child::child_command_under(&wrapper, FD_LIMIT_CHILD, FD_LIMIT_TEST);
+    let output = common::child::output_within_timeout(command);
     let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success(), "the child failed:\n{printed}");
     assert!(printed.contains("1 passed"), "the child ran the test:\n{printed}");

@@ -125,7 +125,7 @@ fn run_child(name: &str) {
     if cfg!(miri) {
         return; // miri cannot start processes
     }
-    let out = child::child_command(CHILD_MARKER, name).output().unwrap();
+    let out = child::output_within_timeout(child::child_command(CHILD_MARKER, name));
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(
         out.status.success() && stdout.contains("1 passed"),

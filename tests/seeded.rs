@@ -108,7 +108,7 @@ fn child(test: &str, env: &[(&str, &str)]) -> (bool, String) {
     let mut command = common::child::child_command(CHILD_ENV, test);
     command.env_remove("CREW_TEST_SEED");
     command.envs(env.iter().copied());
-    let output = command.output().unwrap();
+    let output = common::child::output_within_timeout(command);
     let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
     (output.status.success(), text)
 }

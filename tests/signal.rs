@@ -95,7 +95,7 @@ fn a_signal_listened_for_once_no_longer_ends_the_process_after_the_future_is_dro
         return;
     }
     let test = "a_signal_listened_for_once_no_longer_ends_the_process_after_the_future_is_dropped";
-    let output = common::child::child_command(CHILD, test).output().unwrap();
+    let output = common::child::output_within_timeout(common::child::child_command(CHILD, test));
     let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success(), "the child ended with {:?}:\n{printed}", output.status);
     assert!(printed.contains("1 passed"), "the child ran the test:\n{printed}");
