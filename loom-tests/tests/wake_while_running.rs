@@ -36,18 +36,7 @@ fn a_task_that_wakes_itself_while_running_is_polled_exactly_once_more() {
     model(3, || {
         let pool = crew::Pool::builder().workers(1).build().unwrap();
         let polls = Count::new();
-        let handle = pool.spawn({
-            let polls = polls.clone();
-            poll_fn(move |cx| {
-                polls.add();
-                if polls.get() == 1 {
-                    cx.waker().wake_by_ref();
-                    Poll::Pending
-                } else {
-                    Poll::Ready(())
-                }
-            })
-        });
+        let handle = pool.spawn(yield_once(polls.clone()));
         crew::block_on(handle);
         drop(pool);
         assert_eq!(polls.get(), 2, "one poll, one wake, exactly one more poll");
