@@ -2,9 +2,15 @@
 //! next read wait for readiness instead of trying a read bound to fail, and no data or wakeup is
 //! lost by it.
 //!
-//! The socket is a Unix stream pair whose crew side counts every `read` it is asked for (the
-//! `Counted` wrapper below), so each test asserts how many reads reached the socket. Every wait is
-//! bounded by `common::HANG_TIMEOUT`, only to turn a hang into a failure.
+//! The socket is a Unix stream pair whose crew side counts every `read` it is asked for, and
+//! those that failed with `WouldBlock` (the `Counted` wrapper below), so each test asserts how
+//! many reads reached the socket. Every wait is bounded by `common::HANG_TIMEOUT`, only to turn a
+//! hang into a failure.
+//!
+//! A new stream starts ready, so its first read is tried at once; the counting tests make that
+//! first read fail (nothing sent yet) and send only then, so the readiness they count comes from
+//! the driver's events. The kernel may report one edge twice (`FAILED_READS_ALLOWED` says when),
+//! so they bound the failed reads rather than count them exactly.
 
 // Not under miri: every socket registers with crew's driver, whose epoll miri does not
 // implement.
@@ -28,6 +34,7 @@ use common::HANG_TIMEOUT;
 struct Counted {
     socket: UnixStream,
     reads: AtomicUsize,
+    would_blocks: AtomicUsize,
 }
 
 impl AsFd for Counted {
@@ -51,12 +58,10 @@ impl StreamSocket for Counted {
         self.socket.peek_socket(buf)
     }
     fn read_socket(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.reads.fetch_add(1, SeqCst);
-        self.socket.read_socket(buf)
+        self.counted(self.socket.read_socket(buf))
     }
     fn read_socket_vectored(&self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
-        self.reads.fetch_add(1, SeqCst);
-        self.socket.read_socket_vectored(bufs)
+        self.counted(self.socket.read_socket_vectored(bufs))
     }
     fn write_socket(&self, buf: &[u8]) -> io::Result<usize> {
         self.socket.write_socket(buf)
@@ -72,15 +77,32 @@ impl StreamSocket for Counted {
     }
 }
 
+impl Counted {
+    /// Counts a read that reached the socket, and whether it would have blocked.
+    fn counted(&self, read: io::Result<usize>) -> io::Result<usize> {
+        self.reads.fetch_add(1, SeqCst);
+        if matches!(&read, Err(error) if error.kind() == io::ErrorKind::WouldBlock) {
+            self.would_blocks.fetch_add(1, SeqCst);
+        }
+        read
+    }
+}
+
 /// A plain (blocking) peer and the counted crew stream connected to it.
 fn pair() -> (UnixStream, Stream<Counted>) {
     let (peer, ours) = UnixStream::pair().unwrap();
-    let counted = Counted { socket: ours, reads: AtomicUsize::new(0) };
+    let counted = Counted { socket: ours, reads: AtomicUsize::new(0), would_blocks: AtomicUsize::new(0) };
     (peer, Stream::from_std(counted).unwrap())
 }
 
+/// The reads that reached the socket.
 fn reads(stream: &Stream<Counted>) -> usize {
     stream.get_ref().reads.load(SeqCst)
+}
+
+/// The reads that reached the socket and failed with `WouldBlock`.
+fn would_blocks(stream: &Stream<Counted>) -> usize {
+    stream.get_ref().would_blocks.load(SeqCst)
 }
 
 /// `block_on(future)`, failing if it takes longer than [`HANG_TIMEOUT`].
@@ -88,32 +110,11 @@ fn run<T>(future: impl std::future::Future<Output = T>) -> T {
     block_on_within(HANG_TIMEOUT, "the test's reads and writes", future)
 }
 
-#[test]
-fn after_a_short_read_the_next_read_waits_without_a_syscall() {
-    let (mut peer, stream) = pair();
-    run(async {
-        let mut buf = [0; 64];
-        peer.write_all(b"request").unwrap();
-        assert_eq!((&stream).read(&mut buf).await.unwrap(), 7);
-        assert_eq!(reads(&stream), 1);
-
-        // The buffer was emptied by that short read: the next read goes Pending on readiness
-        // alone (a bare `Async` would try the read first, and fail).
-        let mut reader = &stream;
-        let mut next = reader.read(&mut buf);
-        assert!(poll_once(&mut next).await.is_none(), "nothing was sent yet");
-        assert_eq!(reads(&stream), 1, "a read was tried on a drained socket");
-
-        peer.write_all(b"next").unwrap();
-        assert_eq!(next.await.unwrap(), 4);
-        assert_eq!(&buf[..4], b"next");
-        assert_eq!(reads(&stream), 2);
-    });
-}
-
-#[test]
-fn request_response_rounds_cost_one_read_each() {
-    const ROUNDS: usize = 20;
+/// Runs `ROUNDS` requests through `stream`: each round's read is polled once before the peer
+/// sends (nothing is there yet), then awaited; with `answer`, the stream then writes a reply that
+/// the peer reads, which makes the socket writable again while the next request is on its way
+/// (that edge is the write direction's). Gives the counts of reads and failed reads.
+fn request_rounds(answer: bool) -> (usize, usize) {
     let (mut peer, mut stream) = pair();
     run(async {
         let mut buf = [0; 64];
@@ -122,14 +123,50 @@ fn request_response_rounds_cost_one_read_each() {
             assert!(poll_once(&mut read).await.is_none(), "round {round}: nothing was sent yet");
             peer.write_all(b"ping").unwrap();
             assert_eq!(read.await.unwrap(), 4, "round {round}");
-            stream.write_all(b"pong").await.unwrap();
-            let mut answer = [0; 4];
-            peer.read_exact(&mut answer).unwrap();
-            assert_eq!(&answer, b"pong");
+            if answer {
+                stream.write_all(b"pong").await.unwrap();
+                let mut answer = [0; 4];
+                peer.read_exact(&mut answer).unwrap();
+                assert_eq!(&answer, b"pong");
+            }
         }
     });
-    // The very first read found nothing (one failing read); after that, one read per round.
-    assert_eq!(reads(&stream), 1 + ROUNDS);
+    (reads(&stream), would_blocks(&stream))
+}
+
+/// The rounds [`request_rounds`] runs.
+const ROUNDS: usize = 50;
+
+/// The failed reads the rounds may make: the new stream's first read (tried at once, as it
+/// starts ready), and a few more for a read edge the kernel reported twice. With edge-triggered
+/// epoll and threads that poll it by turns, a request can be reported twice (it came while the
+/// driver was collecting the previous events, so epoll lists it again); the second report can
+/// land between a read's look and its clear, which then rightly keeps it, and the next round's
+/// first poll tries a read that fails. That is rare (once in 1,500 runs of 20 rounds on a
+/// loaded 2-core machine). Without the short read's clear every round's first poll fails once:
+/// `ROUNDS` failed reads, the first one among them.
+const FAILED_READS_ALLOWED: usize = 1 + ROUNDS / 10;
+
+#[test]
+fn after_a_short_read_the_next_read_waits_without_a_syscall() {
+    let (reads, would_blocks) = request_rounds(false);
+    assert_eq!(reads, ROUNDS + would_blocks, "one read with data per round");
+    assert!(
+        (1..=FAILED_READS_ALLOWED).contains(&would_blocks),
+        "{would_blocks} failed reads in {ROUNDS} rounds: a read was tried on a drained socket"
+    );
+}
+
+#[test]
+fn request_response_rounds_cost_one_read_each() {
+    // The answer's write edge keeps no stale read readiness (a tick per direction, see
+    // `src/driver/scheduled_io.rs`): still one read per round.
+    let (reads, would_blocks) = request_rounds(true);
+    assert_eq!(reads, ROUNDS + would_blocks, "one read with data per round");
+    assert!(
+        (1..=FAILED_READS_ALLOWED).contains(&would_blocks),
+        "{would_blocks} failed reads in {ROUNDS} rounds: a read was tried on a drained socket"
+    );
 }
 
 #[test]

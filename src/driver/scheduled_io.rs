@@ -2,11 +2,15 @@
 //!
 //! Invariants:
 //! - **The readiness word** holds the directions the driver saw ready ([`Ready`]'s bits) and a
-//!   *tick* that every event moves on. An event ORs its bits in and moves the tick; a task that
-//!   tried the syscall and got `WouldBlock` clears the bits it acted on only if the tick is the
-//!   one its readiness came with ([`ScheduledIo::clear_readiness`]): an edge that arrived after
-//!   it looked (a new tick) is never cleared, so the next look sees it and tries again. The
-//!   closed bits are never cleared: a closed direction stays closed.
+//!   *tick* per direction. An event ORs its bits in and moves the tick of each direction whose
+//!   bits it carries ([`Direction::mask`]); a task that tried the syscall and got `WouldBlock`
+//!   clears the bits it acted on only if its direction's tick is the one its readiness came with
+//!   ([`ScheduledIo::clear_readiness`]): an edge in that direction that arrived after it looked
+//!   (a new tick) is never cleared, so the next look sees it and tries again. An edge in the
+//!   other direction sets none of the bits the clear takes away, so it leaves the clear alone
+//!   (one tick for both, as tokio's, would keep a drained read's stale readiness whenever the
+//!   socket turned writable meanwhile, and cost the next read a failed syscall). The closed bits
+//!   are never cleared: a closed direction stays closed.
 //! - **No lost wakeup.** A task that finds no readiness stores its waker under the waiters'
 //!   lock, then looks at the word again under that lock ([`ScheduledIo::poll_ready`]); an event
 //!   updates the word first, then takes the wakers under the same lock
@@ -111,19 +115,38 @@ impl Direction {
     }
 }
 
-/// Readiness seen by a task, with the tick it came with: what [`ScheduledIo::clear_readiness`]
-/// takes back after a `WouldBlock`.
+/// Readiness seen by a task in one direction, with that direction's tick: what
+/// [`ScheduledIo::clear_readiness`] takes back after a `WouldBlock`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ReadyEvent {
     pub(crate) ready: Ready,
+    direction: Direction,
     tick: usize,
 }
 
-/// The tick's place in the word: above the readiness bits, wrapping.
-const TICK_SHIFT: u32 = 16;
+/// The read tick's place in the word: above the readiness bits. The write tick is above it.
+/// Each takes half of what is left (28 bits on a 64-bit target, 12 on a 32-bit one) and wraps.
+const TICK_SHIFT: u32 = 8;
+const TICK_BITS: u32 = (usize::BITS - TICK_SHIFT) / 2;
+const TICK_MASK: usize = (1 << TICK_BITS) - 1;
 
-fn tick_of(word: usize) -> usize {
-    word >> TICK_SHIFT
+/// Where `direction`'s tick sits in the word.
+const fn tick_shift(direction: Direction) -> u32 {
+    match direction {
+        Direction::Read => TICK_SHIFT,
+        Direction::Write => TICK_SHIFT + TICK_BITS,
+    }
+}
+
+fn tick_of(word: usize, direction: Direction) -> usize {
+    (word >> tick_shift(direction)) & TICK_MASK
+}
+
+/// `word` with `direction`'s tick moved on by one.
+fn tick_moved(word: usize, direction: Direction) -> usize {
+    let shift = tick_shift(direction);
+    let tick = (tick_of(word, direction) + 1) & TICK_MASK;
+    (word & !(TICK_MASK << shift)) | (tick << shift)
 }
 
 fn ready_of(word: usize) -> Ready {
@@ -151,7 +174,11 @@ struct Waiters {
 impl fmt::Debug for ScheduledIo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let word = self.readiness.load(Ordering::Relaxed);
-        f.debug_struct("ScheduledIo").field("ready", &ready_of(word)).field("tick", &tick_of(word)).finish()
+        f.debug_struct("ScheduledIo")
+            .field("ready", &ready_of(word))
+            .field("read_tick", &tick_of(word, Direction::Read))
+            .field("write_tick", &tick_of(word, Direction::Write))
+            .finish()
     }
 }
 
@@ -168,7 +195,7 @@ impl ScheduledIo {
         // event's cause.
         let word = self.readiness.load(Ordering::Acquire);
         let ready = ready_of(word).intersection(direction.mask());
-        (!ready.is_empty()).then_some(ReadyEvent { ready, tick: tick_of(word) })
+        (!ready.is_empty()).then_some(ReadyEvent { ready, direction, tick: tick_of(word, direction) })
     }
 
     /// Ready with what is ready in `direction`; else `Pending` with `cx`'s waker stored as that
@@ -242,25 +269,38 @@ impl ScheduledIo {
         drop(removed);
     }
 
-    /// Clears what `event` said is ready, unless an event came since (its tick moved on): after
-    /// the syscall returned `WouldBlock`. The closed bits and shutdown stay.
+    /// Clears what `event` said is ready, unless an event came since in its direction (that
+    /// direction's tick moved on): after the syscall returned `WouldBlock`. The closed bits and
+    /// shutdown stay.
     pub(crate) fn clear_readiness(&self, event: ReadyEvent) {
         let clear = event.ready.without(Ready::READ_CLOSED.union(Ready::WRITE_CLOSED).union(Ready::SHUTDOWN));
         // AcqRel: ordered against `set_readiness`'s update of the same word; a failed update
         // (a new tick) leaves the word alone.
         let _ = self.readiness.fetch_update(Ordering::AcqRel, Ordering::Acquire, |word| {
-            (tick_of(word) == event.tick || planted_bug!("clear_ignores_tick")).then_some(word & !clear.0)
+            (tick_of(word, event.direction) == event.tick || planted_bug!("clear_ignores_tick"))
+                .then_some(word & !clear.0)
         });
     }
 
-    /// Adds `ready` (moving the tick on) and wakes every waiter it concerns. Called by the
-    /// driver for an event, and with [`Ready::SHUTDOWN`] at deregistration and driver shutdown.
+    /// Adds `ready`, moving on the tick of each direction it concerns, and wakes every waiter
+    /// it concerns. Called by the driver for an event, and with [`Ready::SHUTDOWN`] at
+    /// deregistration and driver shutdown.
     pub(crate) fn set_readiness(&self, ready: Ready) {
-        // AcqRel: the release pairs with the waiters' acquire loads; the tick makes each event
-        // a new value (see the module docs).
-        let _ = self.readiness.fetch_update(Ordering::AcqRel, Ordering::Acquire, |word| {
-            let tick = tick_of(word).wrapping_add(1) & (usize::MAX >> TICK_SHIFT);
-            Some((tick << TICK_SHIFT) | (word & Ready::MASK) | ready.0)
+        let concerns = |direction: Direction| !ready.intersection(direction.mask()).is_empty();
+        // The planted bug moves the write tick alone, whatever the event: a read edge that came
+        // between a task's look and its clear is cleared with the readiness it looked at.
+        let read = concerns(Direction::Read) && !planted_bug!("read_edge_moves_write_tick");
+        let write = concerns(Direction::Write) || planted_bug!("read_edge_moves_write_tick");
+        // AcqRel: the release pairs with the waiters' acquire loads; the ticks make each event
+        // a new value in the directions it concerns (see the module docs).
+        let _ = self.readiness.fetch_update(Ordering::AcqRel, Ordering::Acquire, |mut word| {
+            if read {
+                word = tick_moved(word, Direction::Read);
+            }
+            if write {
+                word = tick_moved(word, Direction::Write);
+            }
+            Some(word | ready.0)
         });
         self.wake(ready);
     }
@@ -345,6 +385,50 @@ mod tests {
         let again = io.ready_now(Direction::Read).unwrap();
         io.clear_readiness(again);
         assert!(io.ready_now(Direction::Read).is_none());
+    }
+
+    #[test]
+    fn a_write_edge_during_a_failed_read_leaves_the_clear_alone() {
+        let io = ScheduledIo::default();
+        io.set_readiness(Ready::READABLE.union(Ready::WRITABLE));
+        let seen = io.ready_now(Direction::Read).expect("readable");
+        // The socket turns writable (again) while the task's read fails with `WouldBlock`.
+        io.set_readiness(Ready::WRITABLE);
+        io.clear_readiness(seen);
+        assert!(io.ready_now(Direction::Read).is_none(), "a write edge kept a drained read's readiness");
+        assert_eq!(io.ready_now(Direction::Write).unwrap().ready, Ready::WRITABLE, "the write edge stays");
+        // And the other way round: a read edge leaves a failed write's clear alone.
+        let seen = io.ready_now(Direction::Write).unwrap();
+        io.set_readiness(Ready::READABLE);
+        io.clear_readiness(seen);
+        assert!(io.ready_now(Direction::Write).is_none());
+        assert!(io.ready_now(Direction::Read).is_some());
+    }
+
+    #[test]
+    fn an_error_moves_both_ticks() {
+        let io = ScheduledIo::default();
+        io.set_readiness(Ready::READABLE.union(Ready::WRITABLE));
+        let read = io.ready_now(Direction::Read).unwrap();
+        let write = io.ready_now(Direction::Write).unwrap();
+        io.set_readiness(Ready::READABLE.union(Ready::WRITABLE).union(Ready::ERROR));
+        io.clear_readiness(read);
+        io.clear_readiness(write);
+        assert!(io.ready_now(Direction::Read).unwrap().ready.contains(Ready::READABLE.union(Ready::ERROR)));
+        assert!(io.ready_now(Direction::Write).unwrap().ready.contains(Ready::WRITABLE.union(Ready::ERROR)));
+    }
+
+    #[test]
+    fn each_tick_wraps_within_its_own_bits() {
+        let mut word = Ready::READABLE.0;
+        for _ in 0..=TICK_MASK {
+            word = tick_moved(word, Direction::Read);
+        }
+        assert_eq!(tick_of(word, Direction::Read), 0, "wrapped round to where it started");
+        assert_eq!(tick_of(word, Direction::Write), 0, "the write tick did not move");
+        assert_eq!(ready_of(word), Ready::READABLE);
+        let word = tick_moved(tick_moved(word, Direction::Write), Direction::Write);
+        assert_eq!((tick_of(word, Direction::Read), tick_of(word, Direction::Write)), (0, 2));
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //!   watches.
 //! - A new source starts ready in both directions, so the first read or write tries the
 //!   syscall at once (a freshly accepted socket often has its request already): a `WouldBlock`
-//!   clears that readiness (tick 0), unless the driver's first event came in between.
+//!   clears that readiness (its direction's first tick), unless the driver's first event in
+//!   that direction came in between.
 //! - Every `Pending` comes from [`ScheduledIo::poll_ready`], which stored the caller's waker
 //!   and looked again under the lock (`scheduled_io.rs`); a `WouldBlock` clears only the
 //!   readiness it acted on (its tick), so no edge is lost.

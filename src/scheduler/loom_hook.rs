@@ -212,8 +212,8 @@ impl DrivingUnparker {
     }
 }
 
-/// A source's readiness and waiters (`src/driver/scheduled_io.rs`), for model checking: the
-/// read direction only.
+/// A source's readiness and waiters (`src/driver/scheduled_io.rs`), for model checking: a task
+/// reads; the driver's events may be in either direction.
 #[derive(Debug, Default)]
 pub struct Readiness(crate::driver::ScheduledIo);
 
@@ -229,6 +229,14 @@ impl Readiness {
     /// The driver's event: readable.
     pub fn set_readable(&self) {
         self.0.set_readiness(crate::driver::Ready::READABLE);
+    }
+    /// The driver's event: writable (the socket's send buffer has room again).
+    pub fn set_writable(&self) {
+        self.0.set_readiness(crate::driver::Ready::WRITABLE);
+    }
+    /// True if the write direction is ready.
+    pub fn is_writable(&self) -> bool {
+        self.0.ready_now(crate::driver::Direction::Write).is_some()
     }
     /// A task's look: what it saw, if readable.
     pub fn look(&self) -> Option<Seen> {
