@@ -110,11 +110,12 @@ fn run<T>(future: impl std::future::Future<Output = T>) -> T {
     block_on_within(HANG_TIMEOUT, "the test's reads and writes", future)
 }
 
-/// Runs `ROUNDS` requests through `stream`: each round's read is polled once before the peer
-/// sends (nothing is there yet), then awaited; with `answer`, the stream then writes a reply that
-/// the peer reads, which makes the socket writable again while the next request is on its way
-/// (that edge is the write direction's). Gives the counts of reads and failed reads.
-fn request_rounds(answer: bool) -> (usize, usize) {
+/// Runs `ROUNDS` requests through a new stream: each round's read is polled once before the
+/// peer sends (nothing is there yet), then awaited; with `answer`, the stream then writes a reply
+/// that the peer reads, which makes the socket writable again while the next request is on its
+/// way (that edge is the write direction's). Asserts one read with data per round, and at most
+/// [`FAILED_READS_ALLOWED`] failed reads.
+fn assert_rounds_cost_one_read_each(answer: bool) {
     let (mut peer, mut stream) = pair();
     run(async {
         let mut buf = [0; 64];
@@ -123,6 +124,7 @@ fn request_rounds(answer: bool) -> (usize, usize) {
             assert!(poll_once(&mut read).await.is_none(), "round {round}: nothing was sent yet");
             peer.write_all(b"ping").unwrap();
             assert_eq!(read.await.unwrap(), 4, "round {round}");
+            assert_eq!(&buf[..4], b"ping", "round {round}");
             if answer {
                 stream.write_all(b"pong").await.unwrap();
                 let mut answer = [0; 4];
@@ -131,10 +133,15 @@ fn request_rounds(answer: bool) -> (usize, usize) {
             }
         }
     });
-    (reads(&stream), would_blocks(&stream))
+    let (reads, would_blocks) = (reads(&stream), would_blocks(&stream));
+    assert_eq!(reads, ROUNDS + would_blocks, "one read with data per round");
+    assert!(
+        (1..=FAILED_READS_ALLOWED).contains(&would_blocks),
+        "{would_blocks} failed reads in {ROUNDS} rounds: a read was tried on a drained socket"
+    );
 }
 
-/// The rounds [`request_rounds`] runs.
+/// The rounds [`assert_rounds_cost_one_read_each`] runs.
 const ROUNDS: usize = 50;
 
 /// The failed reads the rounds may make: the new stream's first read (tried at once, as it
@@ -149,24 +156,14 @@ const FAILED_READS_ALLOWED: usize = 1 + ROUNDS / 10;
 
 #[test]
 fn after_a_short_read_the_next_read_waits_without_a_syscall() {
-    let (reads, would_blocks) = request_rounds(false);
-    assert_eq!(reads, ROUNDS + would_blocks, "one read with data per round");
-    assert!(
-        (1..=FAILED_READS_ALLOWED).contains(&would_blocks),
-        "{would_blocks} failed reads in {ROUNDS} rounds: a read was tried on a drained socket"
-    );
+    assert_rounds_cost_one_read_each(false);
 }
 
 #[test]
 fn request_response_rounds_cost_one_read_each() {
     // The answer's write edge keeps no stale read readiness (a tick per direction, see
     // `src/driver/scheduled_io.rs`): still one read per round.
-    let (reads, would_blocks) = request_rounds(true);
-    assert_eq!(reads, ROUNDS + would_blocks, "one read with data per round");
-    assert!(
-        (1..=FAILED_READS_ALLOWED).contains(&would_blocks),
-        "{would_blocks} failed reads in {ROUNDS} rounds: a read was tried on a drained socket"
-    );
+    assert_rounds_cost_one_read_each(true);
 }
 
 #[test]
