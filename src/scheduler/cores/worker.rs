@@ -404,9 +404,6 @@ impl Core {
         woken_while_running: bool,
     ) -> Pushed {
         let stealable = self.push_task(shared, runnable, woken_while_running);
-        // A yield with nothing queued ahead of it on this worker: taken back next.
-        let runs_next =
-            woken_while_running && (planted_bug!("hidden_yield_ignores_queue") || self.nothing_queued_but(0));
         match (self.parked, stealable) {
             (true, _) => {
                 // The first push of the turn takes this core off the list (the lock once per
@@ -416,7 +413,13 @@ impl Core {
                 }
                 Pushed::OwnParkedCore(self.index)
             }
-            (false, true) if runs_next => Pushed::DeferredNext(self.index),
+            // A yield with nothing queued ahead of it on this worker: taken back next.
+            (false, true)
+                if woken_while_running
+                    && (planted_bug!("hidden_yield_ignores_queue") || self.nothing_queued_but(0)) =>
+            {
+                Pushed::DeferredNext(self.index)
+            }
             (false, true) => Pushed::Stealable(self.index),
             (false, false) => Pushed::Lifo(self.index),
         }
